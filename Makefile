@@ -1,0 +1,51 @@
+# The two commands: `make run` (the site with real data) and `make test` (both stacks + browser).
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# auto: the services stack when PostgreSQL and Redis answer, else the embedded one.
+STACK ?= auto
+export MTG_PROGRESS ?= 1
+
+.PHONY: run test venv services migrate data worker web test-embedded test-services bench clean
+
+venv: $(VENV)/bin/python
+	@bash scripts/install-python.sh requirements-dev.txt
+
+$(VENV)/bin/python:
+	@bash scripts/install-python.sh requirements-dev.txt
+
+services:
+	@bash scripts/ensure-services.sh
+
+run: venv
+	@stack=$(STACK); \
+	if [ "$$stack" = auto ]; then \
+	  if bash scripts/ensure-services.sh >/dev/null 2>&1; then stack=services; else stack=embedded; fi; \
+	fi; \
+	echo "== stack: $$stack"; export MTG_STACK=$$stack; \
+	if [ $$stack = services ]; then bash scripts/ensure-services.sh; fi; \
+	mkdir -p var && $(PY) manage.py migrate --noinput && \
+	$(PY) manage.py setup_site && \
+	if [ $$stack = services ]; then \
+	  $(VENV)/bin/celery -A mtgsite worker --loglevel INFO --concurrency 2 >var/worker.log 2>&1 & \
+	  echo "== celery worker started (log: var/worker.log)"; \
+	fi; \
+	echo "== serving on http://$(HOST):$(PORT)/"; \
+	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) mtgsite.asgi:application
+
+test: venv
+	@bash scripts/ensure-services.sh
+	@bash scripts/ensure-chromium.sh
+	@mkdir -p var
+	@echo "== tests on the embedded stack (SQLite, in-memory layers, eager Celery)"
+	MTG_STACK=embedded $(PY) -m pytest -q -p no:cacheprovider
+	@echo "== tests on the services stack (PostgreSQL, Redis, Celery worker and Daphne processes)"
+	MTG_STACK=services $(PY) -m pytest -q -p no:cacheprovider
+
+bench: venv
+	$(PY) bench/import.py
+
+clean:
+	rm -rf var staticfiles .pytest_cache .hypothesis

@@ -1,0 +1,12 @@
+"""/api/ routes (the OpenAPI schema itself is served at /api/schema/ by mtgsite.urls)."""
+from django.urls import path
+
+from decks.api import CardViewSet, DeckViewSet
+
+urlpatterns = [
+    path("cards/", CardViewSet.as_view({"get": "list"}), name="api-card-list"),
+    path("cards/<int:pk>/", CardViewSet.as_view({"get": "retrieve"}), name="api-card-detail"),
+    path("decks/", DeckViewSet.as_view({"get": "list", "post": "create"}), name="api-deck-list"),
+    path("decks/<int:pk>/", DeckViewSet.as_view({"get": "retrieve"}), name="api-deck-detail"),
+    path("decks/<int:pk>/export", DeckViewSet.as_view({"get": "export"}), name="api-deck-export"),
+]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DecksConfig(AppConfig):
+    name = "decks"
+    verbose_name = "Cards and decks"

@@ -1,0 +1,47 @@
+"""Fast bulk writes for the importers: COPY on PostgreSQL, executemany elsewhere."""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from django.db import connection
+
+
+def insert_rows(table: str, columns: Sequence[str], rows: Iterable[Sequence], on_conflict_ignore: bool = False,
+                batch_size: int = 50_000) -> int:
+    """Insert plain tuples into ``table``. Returns the number of rows sent.
+
+    On PostgreSQL rows stream through ``COPY`` (into a temporary table first when conflicts must be
+    ignored, then ``INSERT ... ON CONFLICT DO NOTHING``); on SQLite they go through ``executemany``.
+    Call it inside ``transaction.atomic()`` so a failure leaves no half-written import.
+    """
+    cols = ", ".join(columns)
+    sent = 0
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            raw = cursor.cursor  # psycopg 3 cursor
+            target = table
+            if on_conflict_ignore:
+                target = f"_bulk_{table}"
+                raw.execute(f"CREATE TEMP TABLE {target} ON COMMIT DROP AS SELECT {cols} FROM {table} WITH NO DATA")
+            with raw.copy(f"COPY {target} ({cols}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    sent += 1
+            if on_conflict_ignore:
+                raw.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {target} ON CONFLICT DO NOTHING")
+                raw.execute(f"DROP TABLE {target}")
+        return sent
+    verb = "INSERT OR IGNORE" if on_conflict_ignore else "INSERT"
+    sql = f"{verb} INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(columns))})"
+    batch: list[Sequence] = []
+    with connection.cursor() as cursor:
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= batch_size:
+                cursor.executemany(sql, batch)
+                sent += len(batch)
+                batch.clear()
+        if batch:
+            cursor.executemany(sql, batch)
+            sent += len(batch)
+    return sent

@@ -1,0 +1,67 @@
+"""Websocket for a deck page: live analysis results.
+
+Protocol (versioned JSON, see docs/websockets.md):
+  client -> {"v": 1, "action": "analyze"}
+  server -> {"v": 1, "type": "analysis", "analysis": {...}} | {"v": 1, "type": "queued"} | {"v": 1, "type": "error", "message": "..."}
+"""
+from __future__ import annotations
+
+import json
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from decks.models import Deck
+from decks.tasks import analyze_deck, deck_group
+
+PROTOCOL_VERSION = 1
+
+
+class DeckConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        self.deck_id = int(self.scope["url_route"]["kwargs"]["deck_id"])
+        analysis = await self._stored_analysis()
+        if analysis is False:
+            await self.close(code=4404)
+            return
+        self.group = deck_group(self.deck_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        if analysis:
+            await self._send("analysis", analysis=analysis)
+
+    async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        try:
+            message = json.loads(text_data or "")
+        except (TypeError, ValueError):
+            await self._error("Messages must be JSON objects.")
+            return
+        if not isinstance(message, dict):
+            await self._error("Messages must be JSON objects.")
+            return
+        if message.get("v") != PROTOCOL_VERSION:
+            await self._error(f"Unsupported protocol version {message.get('v')!r}; this server speaks v{PROTOCOL_VERSION}.")
+            return
+        if message.get("action") == "analyze":
+            await self._send("queued")
+            await database_sync_to_async(analyze_deck.delay)(self.deck_id)
+            return
+        await self._error(f"Unknown action {message.get('action')!r}; expected 'analyze'.")
+
+    async def deck_analysis(self, event):
+        await self._send("analysis", analysis=event["analysis"])
+
+    async def _send(self, kind, **payload):
+        await self.send(text_data=json.dumps({"v": PROTOCOL_VERSION, "type": kind, **payload}))
+
+    async def _error(self, message):
+        await self._send("error", message=message)
+
+    @database_sync_to_async
+    def _stored_analysis(self):
+        deck = Deck.objects.filter(pk=self.deck_id).only("analysis").first()
+        return False if deck is None else deck.analysis

@@ -1,0 +1,103 @@
+"""Deck import: the page's form and the steps it shares with POST /api/decks/."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from django import forms
+
+from decks.core.decklist import LineError, ParsedDeck, parse_decklist
+from decks.core.rules import FORMATS, normalize_format
+from decks.models import Deck
+from decks.services import card_index, save_parsed_deck
+
+log = logging.getLogger(__name__)
+
+MAX_DECK_TEXT = 20_000
+MAX_DECK_NAME = 200
+FORMAT_CHOICES = [("", "— any / not sure —")] + [(f, f.title()) for f in FORMATS]
+
+
+def text_problem(text: str | None) -> str | None:
+    """Why a pasted decklist cannot be parsed at all (None when it can)."""
+    if text is None or not str(text).strip():
+        return "Paste a decklist: one card per line, e.g. \"4 Lightning Bolt\"."
+    if len(text) > MAX_DECK_TEXT:
+        return f"The decklist is too long ({len(text):,} characters); at most {MAX_DECK_TEXT:,} are allowed."
+    return None
+
+
+def format_problem(value: str | None) -> str | None:
+    if value and not normalize_format(value):
+        return f"Unknown format {str(value)[:40]!r}; choose one of {', '.join(FORMATS)} or leave it blank."
+    return None
+
+
+@dataclass
+class ImportOutcome:
+    deck: Deck | None = None
+    errors: list[LineError] = field(default_factory=list)
+    analysis_pending: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.deck is not None
+
+
+def parse_text(text: str) -> tuple[ParsedDeck | None, list[LineError]]:
+    """Parse against the catalogue; a list with no cards at all is an error too."""
+    result = parse_decklist(text, card_index())
+    if not result.ok:
+        return None, result.errors
+    deck = result.deck
+    if deck is None or not (deck.main or deck.side or deck.commander):
+        return None, [LineError(1, text.strip().splitlines()[0] if text.strip() else "",
+                                "No cards found: write one card per line, e.g. \"4 Lightning Bolt\".", [])]
+    return deck, []
+
+
+def analyze_later(deck: Deck) -> bool:
+    """Queue (or, in the embedded stack, run) the analysis. True when it is still pending."""
+    from decks.tasks import analyze_deck
+
+    try:
+        analyze_deck.delay(deck.pk)
+    except Exception:  # a broker outage must not lose the saved deck
+        log.exception("could not queue analyze_deck for deck %s", deck.pk)
+        return True
+    deck.refresh_from_db(fields=["analysis", "analyzed_at"])
+    return not deck.analysis
+
+
+def import_deck(text: str, name: str = "", fmt: str = "", owner=None) -> ImportOutcome:
+    """Parse, then save (one transaction) and queue the analysis; nothing is saved on any error."""
+    parsed, errors = parse_text(text)
+    if parsed is None:
+        return ImportOutcome(errors=errors)
+    fmt = normalize_format(fmt) if fmt else ""
+    deck = save_parsed_deck(parsed, fmt=fmt or "", name=(name or "").strip()[:MAX_DECK_NAME], owner=owner)
+    return ImportOutcome(deck=deck, analysis_pending=analyze_later(deck))
+
+
+class DeckImportForm(forms.Form):
+    text = forms.CharField(
+        label="Decklist",
+        required=False,  # checked in clean_text with a friendlier message
+        strip=False,
+        widget=forms.Textarea(attrs={
+            "rows": 18, "spellcheck": "false", "autocapitalize": "off", "autocomplete": "off",
+            "placeholder": "4 Lightning Bolt\n4x Goblin Guide\n20 Mountain\n\nSideboard\n3 Skullcrack",
+        }),
+        help_text="MTGO .txt, MTG Arena export or plain \"4 Card name\" lines. A blank line or "
+                  "\"Sideboard\" starts the sideboard; // comments are ignored.",
+    )
+    name = forms.CharField(label="Deck name", max_length=MAX_DECK_NAME, required=False,
+                           widget=forms.TextInput(attrs={"placeholder": "Burn"}))
+    format = forms.ChoiceField(label="Format", choices=FORMAT_CHOICES, required=False)
+
+    def clean_text(self):
+        text = self.cleaned_data.get("text") or ""
+        problem = text_problem(text)
+        if problem:
+            raise forms.ValidationError(problem)
+        return text

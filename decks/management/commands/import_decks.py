@@ -1,0 +1,200 @@
+"""Import decks: the deck-corpus JSONL (each distinct list once, with how often it appeared)
+and plain-text decklists (MTGO / Arena / plain).
+
+Idempotent: corpus lists are keyed by a hash of format + sorted main + side, appearances by a
+hash of the event row; a re-run updates counts and never duplicates. Where MTGJSON legalities
+are missing, a card is marked legal in a format ("observed") when some deck of that format plays it.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
+from django.utils import timezone
+
+from decks.bulk import insert_rows
+from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
+from decks.core.decklist import parse_decklist
+from decks.core.rules import normalize_format
+from decks.management.importing import DataErrorAsCommandError, data_path, progress, require
+from decks.models import Card, Deck, DeckAppearance, DeckCard, Legality
+from decks.services import card_index, save_parsed_deck
+
+
+def _date(value: str | None):
+    if not value:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def update_deck_counts() -> None:
+    """Card.deck_count = distinct corpus lists playing the card (one grouped pass, not a query per card)."""
+    card, deck_card, deck = Card._meta.db_table, DeckCard._meta.db_table, Deck._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {card} SET deck_count = 0 WHERE deck_count <> 0")
+        cursor.execute(
+            f"UPDATE {card} SET deck_count = counts.n FROM ("
+            f"  SELECT dc.card_id AS card_id, COUNT(DISTINCT dc.deck_id) AS n FROM {deck_card} dc"
+            f"  JOIN {deck} d ON d.id = dc.deck_id WHERE d.source = 'corpus' GROUP BY dc.card_id"
+            f") AS counts WHERE {card}.id = counts.card_id")
+
+
+def import_corpus(path: Path, limit: int | None, log) -> dict:
+    t0 = time.perf_counter()
+    decks, lines, bad = read_deck_corpus(path, limit)
+    log(f"read {lines} decks ({len(decks)} distinct lists, {len(bad)} bad lines) in {time.perf_counter() - t0:.1f}s")
+    for message in bad[:10]:
+        log(f"  skipped {message}")
+
+    index = card_index()
+    card_ids = dict(Card.objects.values_list("name", "id"))
+    resolved: dict[str, int | None] = {}
+
+    def card_id(name: str):
+        if name not in resolved:
+            canonical = index.resolve(name)
+            resolved[name] = card_ids.get(canonical) if canonical else None
+        return resolved[name]
+
+    stats = {"lines": lines, "distinct": len(decks), "bad_lines": len(bad), "read_seconds": round(time.perf_counter() - t0, 2)}
+    stage = time.perf_counter()
+
+    def lap(name):
+        nonlocal stage
+        now_ = time.perf_counter()
+        stats[f"{name}_seconds"] = round(now_ - stage, 2)
+        stage = now_
+
+    with transaction.atomic():
+        existing = dict(Deck.objects.filter(source="corpus").values_list("list_hash", "id"))
+        fresh: list[CorpusDeck] = [d for h, d in decks.items() if h not in existing]
+        now = timezone.now()
+
+        # 1. New lists.
+        new_objs = []
+        for d in fresh:
+            unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
+                          for n, c in entries if card_id(n) is None]
+            new_objs.append(Deck(
+                format=d.format, list_hash=d.hash, source="corpus", occurrences=d.occurrences,
+                first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
+                main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
+                unresolved=unresolved, created=now))
+        for start in progress(range(0, len(new_objs), 5000), desc="decks", unit="batch"):
+            Deck.objects.bulk_create(new_objs[start:start + 5000])
+        ids = dict(Deck.objects.filter(source="corpus").values_list("list_hash", "id"))
+        lap("decks")
+
+        # 2. Their cards (COPY on PostgreSQL).
+        def deck_card_rows():
+            for d in progress(fresh, desc="deck cards", unit="deck"):
+                deck_id = ids[d.hash]
+                for board, entries in (("main", d.main), ("side", d.side)):
+                    totals: dict[int, int] = defaultdict(int)
+                    for n, c in entries:
+                        cid = card_id(n)
+                        if cid is not None:
+                            totals[cid] += c
+                    for cid, c in totals.items():
+                        yield (deck_id, cid, board, c)
+        stats["deck_cards"] = insert_rows(DeckCard._meta.db_table, ["deck_id", "card_id", "board", "count"], deck_card_rows())
+
+        lap("deck_cards")
+        # 3. Counts of lists seen before.
+        changed = []
+        if existing:
+            for obj in Deck.objects.filter(source="corpus", list_hash__in=[h for h in decks if h in existing]).only(
+                    "id", "list_hash", "occurrences", "first_seen", "last_seen"):
+                d = decks[obj.list_hash]
+                first, last = _date(d.first_seen), _date(d.last_seen)
+                if (obj.occurrences, obj.first_seen, obj.last_seen) != (d.occurrences, first, last):
+                    obj.occurrences, obj.first_seen, obj.last_seen = d.occurrences, first, last
+                    changed.append(obj)
+            Deck.objects.bulk_update(changed, ["occurrences", "first_seen", "last_seen"], batch_size=5000)
+
+        lap("recount")
+        # 4. Appearances (each event row once).
+        def appearance_rows():
+            for d in progress(decks.values(), desc="appearances", unit="deck"):
+                deck_id = ids[d.hash]
+                for a in d.appearances:
+                    yield (deck_id, a["key"], _date(a["date"]), a["source"], a["event"], a["event_uri"], a["result"],
+                           a["dup_of_earlier"])
+        insert_rows(DeckAppearance._meta.db_table,
+                    ["deck_id", "key", "date", "source", "event", "event_uri", "result", "dup_of_earlier"],
+                    appearance_rows(), on_conflict_ignore=True)
+
+        lap("appearances")
+        # 5. Observed legality: played in some deck of the format, where MTGJSON says nothing.
+        seen: dict[str, set[int]] = defaultdict(set)
+        for d in decks.values():
+            fmt = normalize_format(d.format) or d.format
+            for n, _ in d.main + d.side:
+                cid = card_id(n)
+                if cid is not None:
+                    seen[fmt].add(cid)
+        legal_rows = ((cid, fmt, "legal", "observed") for fmt, cids in seen.items() for cid in cids)
+        insert_rows(Legality._meta.db_table, ["card_id", "format", "status", "source"], legal_rows, on_conflict_ignore=True)
+
+        lap("legality")
+        # 6. How many distinct lists play each card.
+        update_deck_counts()
+        lap("card_counts")
+
+    stats.update(new_lists=len(fresh), updated_lists=len(changed),
+                 unresolved_names=sorted(n for n, cid in resolved.items() if cid is None))
+    return stats
+
+
+class Command(BaseCommand):
+    help = "Import the deck corpus (default: MTG_DATA_DIR) and/or plain-text decklists."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--corpus", help="deck corpus JSONL(.xz); default mtg_decklistcache/decks_60main_15side.jsonl.xz")
+        parser.add_argument("--no-corpus", action="store_true", help="skip the corpus")
+        parser.add_argument("--limit", type=int, help="read only the first N corpus decks")
+        parser.add_argument("--text", nargs="*", default=[], help="plain-text decklist files (MTGO, Arena or plain)")
+        parser.add_argument("--format", default="", help="format of the --text decks")
+        parser.add_argument("--stats-json", help="write the import figures to this JSON file")
+
+    def handle(self, *args, **opts):
+        started = time.perf_counter()
+        stats: dict = {}
+        fmt = ""
+        if opts["format"]:
+            fmt = normalize_format(opts["format"])
+            if fmt is None:
+                raise CommandError(f"Unknown format {opts['format']!r}.")
+        if not Card.objects.exists():
+            raise CommandError("The card catalogue is empty: run import_cards first.")
+        with DataErrorAsCommandError():
+            if not opts["no_corpus"]:
+                path = require(opts["corpus"] or data_path("mtg_decklistcache", "decks_60main_15side.jsonl.xz"), "deck corpus")
+                stats = import_corpus(path, opts["limit"], lambda m: self.stdout.write(m))
+                unresolved = stats.pop("unresolved_names")
+                stats["unresolved_name_count"] = len(unresolved)
+                self.stdout.write(f"{len(unresolved)} card names not in the catalogue (kept on their decks as unresolved)")
+            saved = []
+            for text_path in opts["text"]:
+                with open_text(require(Path(text_path), "decklist")) as fh:
+                    result = parse_decklist(fh.read(), card_index())
+                if not result.ok:
+                    lines = "\n".join(f"  line {e.line_no}: {e.message}"
+                                      + (f" (did you mean {', '.join(e.suggestions)}?)" if e.suggestions else "")
+                                      for e in result.errors)
+                    raise CommandError(f"{text_path}: nothing saved, fix these lines:\n{lines}")
+                saved.append(save_parsed_deck(result.deck, fmt, Path(text_path).stem, source="text"))
+            if saved:
+                self.stdout.write(f"saved {len(saved)} text decklists: " + ", ".join(f"#{d.pk}" for d in saved))
+        stats["seconds"] = round(time.perf_counter() - started, 2)
+        if opts["stats_json"]:
+            Path(opts["stats_json"]).write_text(json.dumps(stats, indent=2))
+        self.stdout.write(self.style.SUCCESS(f"decks: {json.dumps(stats)}"))

@@ -1,0 +1,28 @@
+"""Bring a fresh database to a working site: import whatever real data is still missing."""
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from decks.models import Card, CardSet, Deck
+
+
+class Command(BaseCommand):
+    help = "Import the cards, sets and deck corpus from MTG_DATA_DIR when they are not in the database yet."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--force", action="store_true", help="re-run every import (idempotent)")
+
+    def handle(self, *args, force=False, **opts):
+        steps = [
+            ("cards", lambda: Card.objects.filter(source__in=["oracle", "mtgjson"]).exists(), "import_cards"),
+            ("sets", lambda: CardSet.objects.exists(), "import_sets"),
+            ("decks", lambda: Deck.objects.filter(source="corpus").exists(), "import_decks"),
+        ]
+        for label, present, command in steps:
+            if present() and not force:
+                self.stdout.write(f"{label}: already imported")
+                continue
+            self.stdout.write(f"{label}: importing ({command})")
+            call_command(command, stdout=self.stdout, stderr=self.stderr)
+        self.stdout.write(self.style.SUCCESS(
+            f"site data: {Card.objects.count()} cards, {CardSet.objects.count()} sets, "
+            f"{Deck.objects.filter(source='corpus').count()} corpus decks"))

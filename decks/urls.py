@@ -1,0 +1,13 @@
+from django.urls import path
+
+from decks import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("cards/", views.card_list, name="card-list"),
+    path("cards/<int:card_id>/", views.card_detail, name="card-detail"),
+    path("decks/", views.deck_list, name="deck-list"),
+    path("decks/import/", views.deck_import, name="deck-import"),
+    path("decks/<int:deck_id>/", views.deck_detail, name="deck-detail"),
+    path("decks/<int:deck_id>/export.txt", views.deck_export, name="deck-export"),
+]

@@ -1,0 +1,167 @@
+"""Server-rendered pages: home, card search and card page, deck import, list, page and export."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_http_methods
+
+from decks.analysis import deck_groups
+from decks.core.cards import mana_symbols
+from decks.core.export import to_arena, to_mtgo
+from decks.core.rules import FORMATS, normalize_format
+from decks.forms import DeckImportForm, import_deck
+from decks.models import Card, CardSet, Deck, DeckCard
+from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
+from decks.services import parsed_from_deck
+
+EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
+DECK_SORTS = {"popularity": ("-occurrences", "-id"), "newest": ("-id",)}
+DECK_PAGE_SIZE = 30
+MAX_APPEARANCES = 20
+MAX_CARD_DECKS = 10
+
+
+@require_GET
+def home(request):
+    return render(request, "decks/home.html", {
+        "counts": {"cards": Card.objects.count(), "sets": CardSet.objects.count(), "decks": Deck.objects.count()},
+        "recent_decks": Deck.objects.order_by("-id")[:5],
+        "formats": FORMATS,
+    })
+
+
+@require_GET
+def card_list(request):
+    query, cards, notes = search_cards(request.GET)
+    page, page_note = paginate(request, cards)
+    return render(request, "decks/card_list.html", {
+        "query": query,
+        "page": page,
+        "notes": notes + ([page_note] if page_note else []),
+        "querystring": query_without_page(request),
+        "color_choices": COLOR_CHOICES,
+        "sort_choices": SORT_CHOICES,
+        "formats": FORMATS,
+        "searched": bool(request.GET),
+    })
+
+
+def decks_playing(card: Card, limit: int = MAX_CARD_DECKS):
+    """The decks playing ``card``, most often seen first."""
+    ids = DeckCard.objects.filter(card=card).values("deck_id")
+    return Deck.objects.filter(id__in=ids).order_by("-occurrences", "-last_seen", "-id")[:limit]
+
+
+@require_GET
+def card_detail(request, card_id: int):
+    card = get_object_or_404(Card, pk=card_id)
+    legalities = [
+        {"format": l.format, "status": l.status, "label": l.status.replace("_", " "),
+         "source": "MTGJSON" if l.source == "mtgjson" else "observed in decks"}
+        for l in sorted(card.legalities.all(),
+                        key=lambda l: (FORMATS.index(l.format) if l.format in FORMATS else len(FORMATS), l.format))
+    ]
+    faces = [{**face, "symbols": mana_symbols(face.get("mana_cost"))} for face in card.faces or [] if isinstance(face, dict)]
+    printings = card.printings.select_related("card_set").order_by("-card_set__release_date", "card_set__code")
+    return render(request, "decks/card_detail.html", {
+        "card": card,
+        "legalities": legalities,
+        "faces": faces,
+        "printings": printings,
+        "decks": decks_playing(card),
+        "deck_total": DeckCard.objects.filter(card=card).values("deck_id").distinct().count(),
+    })
+
+
+@require_http_methods(["GET", "POST"])
+def deck_import(request):
+    errors = []
+    if request.method == "POST":
+        form = DeckImportForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            outcome = import_deck(data["text"], name=data["name"], fmt=data["format"],
+                                  owner=request.user if request.user.is_authenticated else None)
+            if outcome.ok:
+                deck = outcome.deck
+                messages.success(request, f"Imported {deck.main_count} main-deck and {deck.side_count} sideboard cards.")
+                if outcome.analysis_pending:
+                    messages.info(request, "Deck saved; the legality analysis is pending and will appear here when ready.")
+                return redirect("deck-detail", deck_id=deck.pk)
+            errors = outcome.errors
+    else:
+        form = DeckImportForm()
+    return render(request, "decks/deck_import.html", {"form": form, "line_errors": errors})
+
+
+@require_GET
+def deck_list(request):
+    notes = []
+    decks = Deck.objects.all()
+    fmt_param = (request.GET.get("format") or "").strip()
+    fmt = ""
+    if fmt_param:
+        fmt = normalize_format(fmt_param) or ""
+        if fmt:
+            decks = decks.filter(format=fmt)
+        else:
+            notes.append(f"Unknown format {fmt_param[:40]!r}; showing decks of every format.")
+    sort = (request.GET.get("sort") or "newest").strip()
+    if sort not in DECK_SORTS:
+        notes.append(f"Unknown sort {sort[:40]!r}; newest decks first.")
+        sort = "newest"
+    page, page_note = paginate(request, decks.order_by(*DECK_SORTS[sort]), DECK_PAGE_SIZE)
+    if page_note:
+        notes.append(page_note)
+    return render(request, "decks/deck_list.html", {
+        "page": page, "notes": notes, "format": fmt, "sort": sort, "formats": FORMATS,
+        "querystring": query_without_page(request),
+    })
+
+
+def legality_view(analysis: dict | None, fmt: str) -> dict | None:
+    """The stored analysis reshaped for the template (None while it is pending)."""
+    if not analysis:
+        return None
+    formats = analysis.get("formats") or {}
+    return {
+        "legal_in": analysis.get("legal_in") or [],
+        "format": fmt,
+        "format_problems": formats.get(fmt, []) if fmt else [],
+        "others": [{"format": f, "problems": p} for f, p in formats.items() if p and f != fmt],
+    }
+
+
+@require_GET
+def deck_detail(request, deck_id: int):
+    deck = get_object_or_404(Deck, pk=deck_id)
+    groups = deck_groups(deck)
+    appearances = deck.appearances.order_by("-date", "-id")[:MAX_APPEARANCES]
+    return render(request, "decks/deck_detail.html", {
+        "deck": deck,
+        "main_groups": groups["boards"]["main"],
+        "side_groups": groups["boards"]["side"],
+        "curve": groups["curve"],
+        "curve_total": sum(r["count"] for r in groups["curve"]),
+        "pips": groups["pips"],
+        "legality": legality_view(deck.analysis, deck.format),
+        "appearances": appearances,
+        "appearance_total": deck.appearances.count() if deck.source == "corpus" else 0,
+        "export_styles": list(EXPORT_STYLES),
+    })
+
+
+@require_GET
+def deck_export(request, deck_id: int):
+    deck = get_object_or_404(Deck, pk=deck_id)
+    style = (request.GET.get("style") or "arena").strip().lower()
+    if style not in EXPORT_STYLES:
+        return HttpResponseBadRequest(f"Unknown export style {style[:20]!r}; use style=arena or style=mtgo.\n",
+                                      content_type="text/plain; charset=utf-8")
+    text = EXPORT_STYLES[style](parsed_from_deck(deck))
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    filename = slugify(deck.title) or f"deck-{deck.pk}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}-{style}.txt"'
+    return response

@@ -1,0 +1,1 @@
+"""Booster drafts (sets, packs, pods, bots). Built by the booster-draft issues."""

@@ -1,0 +1,1 @@
+"""Game engine adapter, search and advice. Built by the game-advice issue."""

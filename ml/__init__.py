@@ -1,0 +1,1 @@
+"""Model registry and framework-free model code (embeddings, diffusion, ...)."""

