@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 
 from decks.core.names import normalize_name
 from decks.core.rules import FORMATS, normalize_format
@@ -16,11 +16,12 @@ from decks.models import Card, Legality
 
 COLOR_CHOICES = [("W", "White"), ("U", "Blue"), ("B", "Black"), ("R", "Red"), ("G", "Green"), ("C", "Colorless")]
 SORTS = {
+    "relevance": ("name",),  # ranked in filter_cards when there is a name query
     "name": ("name",),
     "mv": ("mana_value", "name"),
     "popularity": ("-deck_count", "name"),
 }
-SORT_CHOICES = [("name", "Name"), ("mv", "Mana value"), ("popularity", "Popularity")]
+SORT_CHOICES = [("relevance", "Best match"), ("name", "Name"), ("mv", "Mana value"), ("popularity", "Popularity")]
 SORT_ALIASES = {"mana_value": "mv", "manavalue": "mv", "cmc": "mv", "deck_count": "popularity", "popular": "popularity"}
 PAGE_SIZE = 50
 MAX_PARAM_LENGTH = 200
@@ -112,7 +113,8 @@ def parse_card_query(params) -> tuple[CardQuery, list[str]]:
     if sort and sort not in SORTS:
         notes.append(f"Unknown sort {sort!r}; sorted by name.")
         sort = ""
-    query.sort = sort or "name"
+    # With a name query the best match (exact, then prefix, then popular) comes first.
+    query.sort = sort or ("relevance" if query.q else "name")
     return query, notes
 
 
@@ -124,10 +126,9 @@ def _word_q(fieldname: str, word: str) -> Q:
 
 def filter_cards(query: CardQuery, queryset: QuerySet | None = None) -> QuerySet:
     qs = Card.objects.all() if queryset is None else queryset
-    if query.q:
-        key = normalize_name(query.q)
-        if key:
-            qs = qs.filter(name_key__contains=key)
+    key = normalize_name(query.q) if query.q else ""
+    if key:
+        qs = qs.filter(Q(name_key__contains=key) | Q(front_name__iexact=query.q))
     if query.type:
         for word in query.type.replace("—", " ").replace("-", " ").split():
             cond = Q()
@@ -144,6 +145,10 @@ def filter_cards(query: CardQuery, queryset: QuerySet | None = None) -> QuerySet
     if query.format:
         qs = qs.filter(id__in=Legality.objects.filter(format=query.format, status__in=("legal", "restricted"))
                        .values("card_id"))
+    if query.sort == "relevance" and key:
+        rank = Case(When(name_key=key, then=Value(0)), When(front_name__iexact=query.q, then=Value(0)),
+                    When(name_key__startswith=key, then=Value(1)), default=Value(2), output_field=IntegerField())
+        return qs.annotate(rank=rank).order_by("rank", "-deck_count", "name")
     return qs.order_by(*SORTS.get(query.sort, SORTS["name"]))
 
 

@@ -113,6 +113,19 @@ def test_search_by_name_is_accent_and_case_insensitive(client, catalogue):
     assert names(search(client, q="fire/ice")) == ["Fire // Ice"]
 
 
+def test_name_search_ranks_exact_then_prefix_then_popular(client, catalogue):
+    from decks.core.catalogue import card_record
+
+    for name in ("Bolt", "Bolt Bend", "Emeritus of Conflict // Lightning Bolt"):
+        Card.objects.create(**card_record(name, {"manaCost": "{R}", "type": "Instant"}, [], "oracle"))
+    Card.objects.filter(name="Rift Bolt").update(deck_count=50)
+    assert names(search(client, q="bolt")) == ["Bolt", "Bolt Bend", "Rift Bolt",
+                                               "Emeritus of Conflict // Lightning Bolt", "Lightning Bolt"]
+    # The exact card wins over a card that merely has a face of that name.
+    assert names(search(client, q="lightning bolt"))[0] == "Lightning Bolt"
+    assert names(search(client, q="bolt", sort="name"))[0] == "Bolt"
+
+
 def test_search_by_type_matches_types_subtypes_and_supertypes(client, catalogue):
     creatures = names(search(client, type="creature"))
     assert set(creatures) == {"Goblin Guide", "Monastery Swiftspear", "Eidolon of the Great Revel",
