@@ -158,7 +158,7 @@ CARD_PARAMETERS = [
                      description="colours the card must all have (repeat or 'WU'); C = colorless"),
     OpenApiParameter("text", str, description="oracle text contains"),
     OpenApiParameter("format", str, description=f"legal or restricted in this format ({', '.join(FORMATS)})"),
-    OpenApiParameter("sort", str, enum=list(SORTS), description="name (default), mv (mana value) or popularity"),
+    OpenApiParameter("sort", str, enum=list(SORTS), description="relevance (default with q: exact, prefix, then popular), name (default otherwise), mv (mana value) or popularity"),
 ]
 
 
