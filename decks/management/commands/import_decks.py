@@ -15,6 +15,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
+from django.db.models import Count, Max, Min
 from django.utils import timezone
 
 from decks.bulk import insert_rows
@@ -108,20 +109,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         stats["deck_cards"] = insert_rows(DeckCard._meta.db_table, ["deck_id", "card_id", "board", "count"], deck_card_rows())
 
         lap("deck_cards")
-        # 3. Counts of lists seen before.
-        changed = []
-        if existing:
-            for obj in Deck.objects.filter(source="corpus", list_hash__in=[h for h in decks if h in existing]).only(
-                    "id", "list_hash", "occurrences", "first_seen", "last_seen"):
-                d = decks[obj.list_hash]
-                first, last = _date(d.first_seen), _date(d.last_seen)
-                if (obj.occurrences, obj.first_seen, obj.last_seen) != (d.occurrences, first, last):
-                    obj.occurrences, obj.first_seen, obj.last_seen = d.occurrences, first, last
-                    changed.append(obj)
-            Deck.objects.bulk_update(changed, ["occurrences", "first_seen", "last_seen"], batch_size=5000)
-
-        lap("recount")
-        # 4. Appearances (each event row once).
+        # 3. Appearances (each event row once).
         def appearance_rows():
             for d in progress(decks.values(), desc="appearances", unit="deck"):
                 deck_id = ids[d.hash]
@@ -133,6 +121,25 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
                     appearance_rows(), on_conflict_ignore=True)
 
         lap("appearances")
+        # 4. Counts of lists seen before, from all their stored appearances (a later corpus file may hold only
+        #    newer events, or a --limit prefix of an earlier one: its own counts would undercount).
+        changed = []
+        if existing:
+            totals = {deck_id: (n, first, last) for deck_id, n, first, last in
+                      DeckAppearance.objects.filter(deck__source="corpus").values("deck_id")
+                      .annotate(n=Count("id"), first=Min("date"), last=Max("date"))
+                      .values_list("deck_id", "n", "first", "last")}
+            for obj in Deck.objects.filter(source="corpus").only("id", "list_hash", "occurrences", "first_seen",
+                                                                 "last_seen").iterator(chunk_size=10_000):
+                if obj.list_hash not in decks or obj.list_hash not in existing or obj.id not in totals:
+                    continue
+                counts = totals[obj.id]
+                if (obj.occurrences, obj.first_seen, obj.last_seen) != counts:
+                    obj.occurrences, obj.first_seen, obj.last_seen = counts
+                    changed.append(obj)
+            Deck.objects.bulk_update(changed, ["occurrences", "first_seen", "last_seen"], batch_size=5000)
+
+        lap("recount")
         # 5. Observed legality: played in some deck of the format, where MTGJSON says nothing.
         seen: dict[str, set[int]] = defaultdict(set)
         for d in decks.values():
@@ -159,7 +166,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--corpus", help="deck corpus JSONL(.xz); default mtg_decklistcache/decks_60main_15side.jsonl.xz")
-        parser.add_argument("--no-corpus", action="store_true", help="skip the corpus")
+        parser.add_argument("--no-corpus", action="store_true", help="skip the corpus (also skipped when --text is given without --corpus)")
         parser.add_argument("--limit", type=int, help="read only the first N corpus decks")
         parser.add_argument("--text", nargs="*", default=[], help="plain-text decklist files (MTGO, Arena or plain)")
         parser.add_argument("--format", default="", help="format of the --text decks")
@@ -176,13 +183,8 @@ class Command(BaseCommand):
         if not Card.objects.exists():
             raise CommandError("The card catalogue is empty: run import_cards first.")
         with DataErrorAsCommandError():
-            if not opts["no_corpus"]:
-                path = require(opts["corpus"] or data_path("mtg_decklistcache", "decks_60main_15side.jsonl.xz"), "deck corpus")
-                stats = import_corpus(path, opts["limit"], lambda m: self.stdout.write(m))
-                unresolved = stats.pop("unresolved_names")
-                stats["unresolved_name_count"] = len(unresolved)
-                self.stdout.write(f"{len(unresolved)} card names not in the catalogue (kept on their decks as unresolved)")
-            saved = []
+            # Parse every text list before writing anything: one bad line saves nothing at all.
+            parsed = []
             for text_path in opts["text"]:
                 with open_text(require(Path(text_path), "decklist")) as fh:
                     result = parse_decklist(fh.read(), card_index())
@@ -191,7 +193,16 @@ class Command(BaseCommand):
                                       + (f" (did you mean {', '.join(e.suggestions)}?)" if e.suggestions else "")
                                       for e in result.errors)
                     raise CommandError(f"{text_path}: nothing saved, fix these lines:\n{lines}")
-                saved.append(save_parsed_deck(result.deck, fmt, Path(text_path).stem, source="text"))
+                parsed.append((result.deck, Path(text_path).stem))
+            # --text alone imports just those lists; the default corpus only when no --text is given.
+            if not opts["no_corpus"] and (opts["corpus"] or not opts["text"]):
+                path = require(opts["corpus"] or data_path("mtg_decklistcache", "decks_60main_15side.jsonl.xz"), "deck corpus")
+                stats = import_corpus(path, opts["limit"], lambda m: self.stdout.write(m))
+                unresolved = stats.pop("unresolved_names")
+                stats["unresolved_name_count"] = len(unresolved)
+                self.stdout.write(f"{len(unresolved)} card names not in the catalogue (kept on their decks as unresolved)")
+            with transaction.atomic():
+                saved = [save_parsed_deck(deck, fmt, name, source="text") for deck, name in parsed]
             if saved:
                 self.stdout.write(f"saved {len(saved)} text decklists: " + ", ".join(f"#{d.pk}" for d in saved))
         stats["seconds"] = round(time.perf_counter() - started, 2)
