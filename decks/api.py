@@ -79,11 +79,19 @@ class CardDetailSerializer(CardSerializer):
     printings = PrintingSerializer(many=True, read_only=True)
     faces = CardFaceSerializer(many=True, read_only=True)
     keywords = serializers.ListField(child=serializers.CharField(), read_only=True)
+    similar = serializers.SerializerMethodField(help_text="nearest cards by rules-text embedding (cosine)")
 
     class Meta(CardSerializer.Meta):
         fields = CardSerializer.Meta.fields + [
             "front_name", "supertypes", "types", "subtypes", "oracle_text", "layout", "keywords", "faces",
-            "copy_limit", "source", "legalities", "printings"]
+            "copy_limit", "source", "legalities", "printings", "similar"]
+
+    @extend_schema_field({"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "score": {"type": "number"}}}})
+    def get_similar(self, card):
+        from ml.embeddings.service import similar_cards
+
+        return [{"name": n, "score": round(s, 4)} for n, s in similar_cards(card.name, k=10)]
 
 
 class DeckSerializer(serializers.ModelSerializer):

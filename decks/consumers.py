@@ -65,3 +65,40 @@ class DeckConsumer(AsyncWebsocketConsumer):
     def _stored_analysis(self):
         deck = Deck.objects.filter(pk=self.deck_id).only("analysis").first()
         return False if deck is None else deck.analysis
+
+
+class JobConsumer(AsyncWebsocketConsumer):
+    """ws/jobs/<uuid>/: a completion job's progress and result. Server -> client only:
+    {"v": 1, "type": "job", "job": {id, status, progress, message, error, deck, result}}."""
+
+    async def connect(self):
+        from decks.completion import job_group
+
+        self.job_id = str(self.scope["url_route"]["kwargs"]["job_id"])
+        payload = await self._payload()
+        if payload is None:
+            await self.close(code=4404)
+            return
+        self.group = job_group(self.job_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.send(text_data=json.dumps({"v": PROTOCOL_VERSION, "type": "job", "job": payload}))
+
+    async def disconnect(self, code):
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive(self, text_data=None, bytes_data=None):
+        await self.send(text_data=json.dumps({"v": PROTOCOL_VERSION, "type": "error",
+                                              "message": "This socket only sends job updates; it takes no messages."}))
+
+    async def job_update(self, event):
+        await self.send(text_data=json.dumps({"v": PROTOCOL_VERSION, "type": "job", "job": event["job"]}))
+
+    @database_sync_to_async
+    def _payload(self):
+        from decks.completion import job_payload
+        from decks.models import CompletionJob
+
+        job = CompletionJob.objects.filter(pk=self.job_id).first()
+        return None if job is None else job_payload(job)

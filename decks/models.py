@@ -1,4 +1,6 @@
 """Card catalogue and decks (persistence only; the rules live in decks.core)."""
+import uuid
+
 from django.conf import settings
 from django.db import models
 
@@ -164,3 +166,42 @@ class DeckAppearance(models.Model):
     event_uri = models.CharField(max_length=500, blank=True)
     result = models.CharField(max_length=100, blank=True)
     dup_of_earlier = models.BooleanField(default=False)
+
+
+class CompletionJob(models.Model):
+    """One deck-completion request: the user's cards in, a legal 60 + 15 deck out (run by a Celery task)."""
+
+    STATUSES = [("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")]
+    SAMPLERS = [("fast", "fast (DDIM)"), ("full", "full (1000-step DDPM)")]
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    status = models.CharField(max_length=8, choices=STATUSES, default="queued", db_index=True)
+    progress = models.FloatField(default=0.0)
+    message = models.CharField(max_length=200, blank=True)
+    format = models.CharField(max_length=20)
+    known_main = models.JSONField(default=list)  # [[name, count], ...] canonical names
+    known_side = models.JSONField(default=list)
+    generate_side = models.BooleanField(default=True)
+    sampler = models.CharField(max_length=4, choices=SAMPLERS, default="fast")
+    seed = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    deck = models.ForeignKey(Deck, null=True, blank=True, on_delete=models.SET_NULL, related_name="completion_jobs")
+    model_version = models.ForeignKey("ml.ModelVersion", null=True, blank=True, on_delete=models.SET_NULL)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return f"completion {self.id} ({self.status})"
+
+    @property
+    def known_main_count(self):
+        return sum(c for _, c in self.known_main)
+
+    @property
+    def known_side_count(self):
+        return sum(c for _, c in self.known_side)

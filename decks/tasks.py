@@ -30,3 +30,25 @@ def analyze_deck(deck_id: int) -> dict:
     if layer is not None:
         async_to_sync(layer.group_send)(deck_group(deck_id), {"type": "deck.analysis", "analysis": result})
     return result
+
+
+@shared_task(name="decks.complete_deck", acks_late=True)
+def complete_deck_task(job_id: str) -> dict:
+    """Run one deck completion; progress and the result go to the job row and its websocket group."""
+    import logging
+
+    from decks.completion import _publish, job_payload, run_job
+    from decks.models import CompletionJob
+
+    try:
+        return job_payload(run_job(job_id))
+    except CompletionJob.DoesNotExist:
+        return {"id": job_id, "status": "failed", "error": "No such job."}
+    except Exception:
+        logging.getLogger(__name__).exception("completion job %s crashed", job_id)
+        CompletionJob.objects.filter(pk=job_id).update(
+            status="failed", error="Internal error while completing the deck; nothing was saved.", finished=timezone.now())
+        job = CompletionJob.objects.filter(pk=job_id).first()
+        if job is not None:
+            _publish(job)
+        raise

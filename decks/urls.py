@@ -1,6 +1,6 @@
 from django.urls import path
 
-from decks import views
+from decks import completion_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -9,5 +9,7 @@ urlpatterns = [
     path("decks/", views.deck_list, name="deck-list"),
     path("decks/import/", views.deck_import, name="deck-import"),
     path("decks/<int:deck_id>/", views.deck_detail, name="deck-detail"),
+    path("decks/complete/", completion_views.completion_form, name="completion-form"),
+    path("decks/complete/<uuid:job_id>/", completion_views.completion_job, name="completion-job"),
     path("decks/<int:deck_id>/export.txt", views.deck_export, name="deck-export"),
 ]

@@ -15,6 +15,7 @@ from decks.forms import DeckImportForm, import_deck
 from decks.models import Card, CardSet, Deck, DeckCard
 from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
 from decks.services import parsed_from_deck
+from ml.embeddings.service import similar_cards
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
 DECK_SORTS = {"popularity": ("-occurrences", "-id"), "newest": ("-id",)}
@@ -65,7 +66,10 @@ def card_detail(request, card_id: int):
     ]
     faces = [{**face, "symbols": mana_symbols(face.get("mana_cost"))} for face in card.faces or [] if isinstance(face, dict)]
     printings = card.printings.select_related("card_set").order_by("-card_set__release_date", "card_set__code")
+    similar = similar_cards(card.name, k=10)
+    ids = dict(Card.objects.filter(name__in=[n for n, _ in similar]).values_list("name", "id"))
     return render(request, "decks/card_detail.html", {
+        "similar": [{"id": ids[n], "name": n, "score": s} for n, s in similar if n in ids],
         "card": card,
         "legalities": legalities,
         "faces": faces,

@@ -37,6 +37,9 @@ CSRF_TRUSTED_ORIGINS = [o for o in env("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(
 _default_data = BASE_DIR.parent / "shared" / "data"
 MTG_DATA_DIR = Path(env("MTG_DATA_DIR", str(_default_data)))
 VAR_DIR = Path(env("MTG_VAR_DIR", str(BASE_DIR / "var")))
+# Trained model versions (safetensors) and cached training arrays; the shipped defaults live in ml/weights/.
+MTG_MODEL_DIR = Path(env("MTG_MODEL_DIR", str(VAR_DIR / "models")))
+MTG_DATASET_DIR = Path(env("MTG_DATASET_DIR", str(VAR_DIR / "datasets")))
 
 INSTALLED_APPS = [
     "daphne",

@@ -18,7 +18,7 @@
 
   /* --- import form: suggestions replace the card name on their line --------------------- */
   function initSuggestions() {
-    var form = document.getElementById("import-form");
+    var form = document.getElementById("import-form") || document.getElementById("complete-form");
     if (!form) return;
     var textarea = form.querySelector("textarea");
     var errors = document.getElementById("line-errors");

@@ -23,6 +23,7 @@ class Command(BaseCommand):
                 continue
             self.stdout.write(f"{label}: importing ({command})")
             call_command(command, stdout=self.stdout, stderr=self.stderr)
+        call_command("register_models", stdout=self.stdout, stderr=self.stderr)
         self.stdout.write(self.style.SUCCESS(
             f"site data: {Card.objects.count()} cards, {CardSet.objects.count()} sets, "
             f"{Deck.objects.filter(source='corpus').count()} corpus decks"))

@@ -1,0 +1,86 @@
+"""Complete many decks: JSONL in, JSONL out, batched on the available device.
+
+Input lines:  {"id", "format", "main": [[name, count], ...], "side": [[name, count], ...]}
+Output lines: {"id", "main": [[name, count], ...], "side": [...]}  or  {"id", "error": "..."}
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from decks.completion import CompletionRequestError, get_completer, parse_request
+from decks.management.importing import progress
+
+
+class Command(BaseCommand):
+    help = "Complete every task of a JSONL file with the active models; one JSON line out per line in."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--in", dest="infile", required=True)
+        parser.add_argument("--out", dest="outfile", required=True)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--sampler", choices=["fast", "full"], default="fast")
+        parser.add_argument("--batch", type=int, default=32, help="decks denoised together")
+        parser.add_argument("--no-side", action="store_true")
+
+    def handle(self, *args, **opts):
+        from ml.diffusion.complete import CompletionError
+        from ml.registry import NoActiveModel
+
+        src = Path(opts["infile"])
+        if not src.exists():
+            raise CommandError(f"{src} does not exist.")
+        try:
+            completer = get_completer()
+        except NoActiveModel as exc:
+            raise CommandError(str(exc))
+        lines = src.read_text(encoding="utf-8", errors="replace").splitlines()
+        results: list[dict | None] = [None] * len(lines)
+        pending: list[tuple[int, object, str]] = []  # (position, request, id)
+        for pos, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                task = json.loads(line)
+                if not isinstance(task, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                results[pos] = {"id": None, "error": f"line {pos + 1}: not valid JSON ({exc})"}
+                continue
+            task_id = task.get("id", pos + 1)
+            try:
+                req = parse_request(main=task.get("main") or [], side=task.get("side") or [], fmt=str(task.get("format") or ""),
+                                    generate_side=not opts["no_side"], sampler=opts["sampler"], seed=opts["seed"])
+            except CompletionRequestError as exc:
+                results[pos] = {"id": task_id, "error": "; ".join(e["message"] for e in exc.errors)}
+                continue
+            pending.append((pos, req, task_id))
+
+        started = time.perf_counter()
+        batch = max(1, opts["batch"])
+        bar = progress(total=len(pending), desc="completing", unit="deck")
+        for start in range(0, len(pending), batch):
+            chunk = pending[start:start + batch]
+            outcomes = completer.complete_many(
+                [(req.main, req.side, req.format) for _, req, _ in chunk], seed=opts["seed"], sampler=opts["sampler"],
+                generate_side=not opts["no_side"])
+            for (pos, _, task_id), outcome in zip(chunk, outcomes):
+                if isinstance(outcome, CompletionError):
+                    results[pos] = {"id": task_id, "error": str(outcome)}
+                else:
+                    results[pos] = {"id": task_id, "main": [list(x) for x in outcome.main],
+                                    "side": [list(x) for x in outcome.side]}
+            bar.update(len(chunk))
+        bar.close()
+        elapsed = time.perf_counter() - started
+        with open(opts["outfile"], "w", encoding="utf-8") as out:
+            for r in results:
+                if r is not None:
+                    out.write(json.dumps(r, ensure_ascii=False) + "\n")
+        done = sum(1 for r in results if r and "main" in r)
+        errors = sum(1 for r in results if r and "error" in r)
+        self.stdout.write(self.style.SUCCESS(
+            f"{done} completed, {errors} errors, {elapsed:.1f}s ({done / elapsed if elapsed else 0:.1f} decks/s) -> {opts['outfile']}"))

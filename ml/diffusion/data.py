@@ -1,0 +1,90 @@
+"""Deck corpus as numpy arrays (built by the shell, ``ml/datasets.py``; nothing here reads the database).
+
+Each deck is a multiset of card indices: ``main`` [N,60] and ``side`` [N,15], sorted within a row, copies
+repeated. Only complete decks (exactly 60 + 15) are stored, as in Manamorphosis.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DeckArrays", "MAIN_SLOTS", "SIDE_SLOTS", "split_by_date", "save_npz", "load_npz", "card_popularity",
+           "deck_row"]
+
+MAIN_SLOTS = 60
+SIDE_SLOTS = 15
+
+
+@dataclass
+class DeckArrays:
+    main: np.ndarray  # int32 [N, 60]
+    side: np.ndarray  # int32 [N, 15]
+    fmt: np.ndarray  # int16 [N], index into FORMATS
+    day: np.ndarray  # int32 [N], days since 1970-01-01
+    weight: np.ndarray  # float32 [N], occurrences of the list in the corpus
+
+    def __post_init__(self):
+        self.main = np.asarray(self.main, dtype=np.int32).reshape(-1, MAIN_SLOTS)
+        self.side = np.asarray(self.side, dtype=np.int32).reshape(-1, SIDE_SLOTS)
+        self.fmt = np.asarray(self.fmt, dtype=np.int16).reshape(-1)
+        self.day = np.asarray(self.day, dtype=np.int32).reshape(-1)
+        self.weight = np.asarray(self.weight, dtype=np.float32).reshape(-1)
+        n = len(self.main)
+        if not (len(self.side) == len(self.fmt) == len(self.day) == len(self.weight) == n):
+            raise ValueError("DeckArrays fields have different lengths")
+
+    def __len__(self) -> int:
+        return len(self.main)
+
+    def subset(self, index) -> "DeckArrays":
+        return DeckArrays(self.main[index], self.side[index], self.fmt[index], self.day[index], self.weight[index])
+
+    @classmethod
+    def from_decks(cls, decks) -> "DeckArrays":
+        """``decks``: iterable of (main indices (60), side indices (15), fmt, day, weight); rows get sorted."""
+        decks = list(decks)
+        main = np.array([deck_row(d[0], MAIN_SLOTS) for d in decks], dtype=np.int32).reshape(-1, MAIN_SLOTS)
+        side = np.array([deck_row(d[1], SIDE_SLOTS) for d in decks], dtype=np.int32).reshape(-1, SIDE_SLOTS)
+        return cls(main, side, [d[2] for d in decks], [d[3] for d in decks], [d[4] for d in decks])
+
+
+def deck_row(cards, slots: int) -> np.ndarray:
+    row = np.sort(np.asarray(list(cards), dtype=np.int32))
+    if len(row) != slots:
+        raise ValueError(f"a deck row needs exactly {slots} cards, got {len(row)}")
+    return row
+
+
+def split_by_date(arrays: DeckArrays, cutoff_day: int) -> tuple[DeckArrays, DeckArrays]:
+    """(decks before ``cutoff_day``, decks on or after it)."""
+    before = arrays.day < cutoff_day
+    return arrays.subset(np.flatnonzero(before)), arrays.subset(np.flatnonzero(~before))
+
+
+def save_npz(path, arrays: DeckArrays) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, main=arrays.main, side=arrays.side, fmt=arrays.fmt, day=arrays.day,
+                            weight=arrays.weight)
+
+
+def load_npz(path) -> DeckArrays:
+    with np.load(path, allow_pickle=False) as z:
+        return DeckArrays(z["main"], z["side"], z["fmt"], z["day"], z["weight"])
+
+
+def card_popularity(arrays: DeckArrays, V: int) -> np.ndarray:
+    """Share of decks (unweighted) that play each card in main or sideboard, float64 [V]."""
+    n = len(arrays)
+    if n == 0:
+        return np.zeros(V)
+    rows = np.concatenate([arrays.main, arrays.side], axis=1).astype(np.int64)
+    # count each card once per deck: sorted-within-part rows may repeat a card across main/side
+    rows = np.sort(rows, axis=1)
+    first = np.ones_like(rows, dtype=bool)
+    first[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    counts = np.bincount(rows[first], minlength=V)[:V]
+    return counts / n

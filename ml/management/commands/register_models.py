@@ -1,0 +1,38 @@
+"""Register the model versions shipped in ml/weights/ (or, with --export, ship the active ones)."""
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from ml.defaults import SHIPPED_KINDS, export_active, register_shipped, shipped
+from ml.models import ModelVersion
+
+
+class Command(BaseCommand):
+    help = "Register the shipped default models; train quick ones for kinds that have neither a shipped file nor a version."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--export", action="store_true", help="copy the active versions into ml/weights/ (maintainers)")
+        parser.add_argument("--no-train", action="store_true", help="never train a quick model when one is missing")
+
+    def handle(self, *args, export=False, no_train=False, **opts):
+        if export:
+            for entry in export_active():
+                self.stdout.write(f"shipped {entry['kind']} -> ml/weights/{entry['file']}")
+            return
+        register_shipped(log=self.stdout.write)
+        kinds_shipped = {e["kind"] for e in shipped()}
+        for kind in SHIPPED_KINDS:
+            if ModelVersion.objects.filter(kind=kind, active=True).exists() or no_train:
+                continue
+            self.stdout.write(f"{kind}: no shipped or trained version; training a quick one"
+                              + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
+            try:
+                if kind == "card_embeddings":
+                    call_command("train_embeddings", epochs=20, stdout=self.stdout, stderr=self.stderr)
+                else:
+                    call_command("train_diffusion", steps=300, stdout=self.stdout, stderr=self.stderr,
+                                 notes="quick model trained by register_models")
+            except CommandError as exc:
+                self.stderr.write(f"{kind}: could not train a quick model ({exc}); deck completion stays off until one exists")
+        for kind in SHIPPED_KINDS:
+            active = ModelVersion.objects.filter(kind=kind, active=True).first()
+            self.stdout.write(f"{kind}: {'v%d active' % active.version if active else 'none active'}")

@@ -1,0 +1,71 @@
+"""A tiny but real model stack for the completion tests: a generated corpus of burn and blue decks
+over the 23-card sample catalogue, Doc2Vec embeddings and a diffusion model trained for a few steps
+through the real management commands."""
+from __future__ import annotations
+
+import io
+import json
+import random
+
+import pytest
+from django.core.management import call_command
+
+BURN_CORE = ["Goblin Guide", "Monastery Swiftspear", "Eidolon of the Great Revel", "Lightning Bolt", "Lava Spike",
+             "Rift Bolt", "Skewer the Critics", "Searing Blaze", "Skullcrack", "Light Up the Stage"]
+BURN_LANDS = ["Inspiring Vantage", "Sacred Foundry"]
+BURN_SIDE = ["Path to Exile", "Skullcrack", "Searing Blaze", "Relentless Rats"]
+BLUE_CORE = ["Counterspell", "Jace, the Mind Sculptor", "Brazen Borrower", "Fire // Ice", "Lim-Dûl's Vault"]
+
+
+def burn_deck(rng: random.Random) -> dict:
+    main = {name: 4 for name in rng.sample(BURN_CORE, 8)}
+    for land in BURN_LANDS:
+        main[land] = rng.choice([2, 3, 4])
+    main["Mountain"] = 60 - sum(main.values())
+    side = {"Path to Exile": 4, "Relentless Rats": rng.choice([3, 4, 5])}
+    side["Skullcrack"] = min(4 - main.get("Skullcrack", 0), 15 - sum(side.values())) or 0
+    side = {k: v for k, v in side.items() if v}
+    side["Relentless Rats"] += 15 - sum(side.values())
+    return {"format": "Modern", "main": [[k, v] for k, v in main.items()], "side": [[k, v] for k, v in side.items()]}
+
+
+def blue_deck(rng: random.Random) -> dict:
+    main = {name: 4 for name in BLUE_CORE}
+    main["Island"] = 60 - sum(main.values()) - 4
+    main["Mountain"] = 4
+    side = {"Relentless Rats": 15}
+    return {"format": "Legacy", "main": [[k, v] for k, v in main.items()], "side": [[k, v] for k, v in side.items()]}
+
+
+@pytest.fixture
+def tiny_models(catalogue, settings, tmp_path):
+    """Real commands end to end: import a generated corpus, train embeddings (dim 8) and a 1-layer denoiser."""
+    settings.MTG_MODEL_DIR = tmp_path / "models"
+    settings.MTG_DATASET_DIR = tmp_path / "datasets"
+    rng = random.Random(3)
+    corpus = tmp_path / "corpus.jsonl"
+    with open(corpus, "w") as fh:
+        for i in range(40):
+            deck = burn_deck(rng) if i % 4 else blue_deck(rng)
+            deck.update(date=f"2026-0{1 + i % 6}-1{i % 9}", source="test", event=f"Event {i}", result="1st")
+            fh.write(json.dumps(deck) + "\n")
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
+    call_command("import_decks", corpus=str(corpus), **quiet)
+    call_command("train_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1, **quiet)
+    call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
+                 context_layers=1, eval_every=0, split_date="2026-06-01", **quiet)
+    from decks import completion
+
+    completion._completer = None  # a fresh process would build it from the new versions
+    return tmp_path
+
+
+@pytest.fixture
+def eager_tasks():
+    """Run Celery tasks in-process (the in-process shell tests; real workers are in test_completion_live)."""
+    from mtgsite.celery import app
+
+    before = (app.conf.task_always_eager, app.conf.task_eager_propagates)
+    app.conf.update(task_always_eager=True, task_eager_propagates=True)
+    yield
+    app.conf.update(task_always_eager=before[0], task_eager_propagates=before[1])

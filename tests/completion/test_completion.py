@@ -1,0 +1,212 @@
+"""Deck completion through the shell: request validation, the page, the API, the commands, the job task."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from decks.completion import CompletionRequestError, parse_request
+from decks.models import CompletionJob, Deck
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_tasks")]
+
+PARTIAL = "4 Lightning Bolt\n4 Goblin Guide\n2 Inspiring Vantage\n\nSideboard\n2 Path to Exile\n"
+
+
+def totals(pairs):
+    return sum(c for _, c in pairs)
+
+
+def counts(pairs):
+    out = {}
+    for n, c in pairs:
+        out[n] = out.get(n, 0) + c
+    return out
+
+
+# --- request validation (no model needed) ------------------------------------------------------------
+
+@pytest.mark.parametrize("text, fmt, fragment", [
+    ("", "modern", "Paste at least one card"),
+    ("4 Lightnig Bolt", "modern", 'Unknown card "Lightnig Bolt"'),
+    ("4 Lightning Bolt", "narnia", "Unknown format"),
+    ("4 Lightning Bolt", "", "Choose a format"),
+    ("61 Mountain", "modern", "at most 60"),
+    ("4 Lightning Bolt\nSideboard\n16 Mountain", "modern", "at most 15"),
+    ("4 Lightning Bolt\nSideboard\n1 Lightning Bolt", "modern", "5 copies of Lightning Bolt"),
+    ("4 Counterspell", "modern", "Counterspell"),
+    ("Sideboard\n2 Path to Exile", "modern", "at least one main-deck card"),
+    ("x" * 20_001, "modern", "limit is 20000"),
+])
+def test_bad_requests_get_clear_errors_and_queue_nothing(catalogue, text, fmt, fragment):
+    with pytest.raises(CompletionRequestError) as info:
+        parse_request(text=text, fmt=fmt)
+    assert any(fragment in e["message"] for e in info.value.errors), info.value.errors
+    assert CompletionJob.objects.count() == 0
+
+
+def test_unknown_card_error_suggests_the_right_name(catalogue):
+    with pytest.raises(CompletionRequestError) as info:
+        parse_request(text="4 Lightnig Bolt", fmt="modern")
+    assert "Lightning Bolt" in info.value.errors[0]["suggestions"]
+    assert info.value.errors[0]["line"] == 1
+
+
+def test_good_request_is_normalised(catalogue):
+    req = parse_request(text="4 lightning bolt\n2x Goblin Guide\n2 Goblin Guide", fmt="Modern", seed="7")
+    assert req.format == "modern" and req.seed == 7
+    assert req.main == [("Goblin Guide", 4), ("Lightning Bolt", 4)]
+
+
+# --- end to end with a tiny trained model ------------------------------------------------------------
+
+def test_page_completes_a_deck(client, tiny_models, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("completion-form"), {
+            "text": PARTIAL, "format": "modern", "sideboard": "generate", "sampler": "fast", "seed": "3"})
+    assert response.status_code == 302
+    job = CompletionJob.objects.get()
+    assert response["Location"] == reverse("completion-job", args=[job.pk])
+    assert job.status == "done", job.error
+    assert totals(job.result["main"]) == 60 and totals(job.result["side"]) == 15
+    main = counts(job.result["main"])
+    assert main["Lightning Bolt"] >= 4 and main["Goblin Guide"] >= 4 and counts(job.result["side"])["Path to Exile"] >= 2
+    assert totals(job.result["generated_main"]) == 60 - 10
+    page = client.get(response["Location"]).content.decode()
+    assert "Completed Modern deck" in page and "tag-mine" in page and "tag-new" in page
+    deck = Deck.objects.get(pk=job.deck_id)
+    assert deck.main_count == 60 and deck.side_count == 15 and deck.source == "completion"
+
+
+def test_completion_is_legal_and_deterministic(tiny_models):
+    from decks.completion import get_completer
+    from decks.core.decklist import Entry, ParsedDeck
+    from decks.core.rules import validate_deck
+    from decks.services import card_rules
+
+    completer = get_completer()
+    req = parse_request(text=PARTIAL, fmt="modern")
+    first = completer.complete(req.main, req.side, "modern", seed=11)
+    again = completer.complete(req.main, req.side, "modern", seed=11)
+    assert first.main == again.main and first.side == again.side
+    deck = ParsedDeck([Entry(n, c) for n, c in first.main], [Entry(n, c) for n, c in first.side])
+    problems = validate_deck(deck, card_rules(deck.counts()), "modern")
+    assert problems == [], problems
+
+
+def test_page_shows_errors_inline_and_queues_nothing(client, tiny_models):
+    response = client.post(reverse("completion-form"), {"text": "4 Lightnig Bolt", "format": "modern",
+                                                        "sideboard": "generate", "sampler": "fast", "seed": "0"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Unknown card" in page and "Lightning Bolt" in page
+    assert CompletionJob.objects.count() == 0
+
+
+def test_api_queues_then_reports_the_deck(client, tiny_models, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "modern", "main": [["Lightning Bolt", 4]],
+                                                       "side": [], "seed": 2}, content_type="application/json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["ws"] == f"/ws/jobs/{body['id']}/"
+    detail = client.get(f"/api/decks/complete/{body['id']}").json()
+    assert detail["status"] == "done" and detail["deck"]
+    assert totals(detail["result"]["main"]) == 60 and totals(detail["result"]["side"]) == 15
+    assert client.get(f"/api/decks/{detail['deck']}/").status_code == 200
+
+
+@pytest.mark.parametrize("payload, fragment", [
+    ({"format": "modern"}, "Give the known cards"),
+    ({"format": "modern", "main": [["Lightnig Bolt", 4]]}, "Unknown card"),
+    ({"format": "modern", "main": [["Lightning Bolt", "four"]]}, "expected [name, count]"),
+    ({"format": "modern", "main": "Lightning Bolt"}, "must be a list"),
+    ({"format": "modern", "text": 4}, "text must be a string"),
+    ({"format": "modern", "text": "4 Lightning Bolt", "generate_side": "yes"}, "true or false"),
+    ({"format": "modern", "text": "4 Lightning Bolt", "sampler": "warp"}, "Sampler"),
+    ({"format": "modern", "text": "4 Lightning Bolt", "seed": -1}, "Seed"),
+    ([1, 2], "JSON object"),
+])
+def test_api_bad_input_is_400_and_queues_nothing(client, catalogue, payload, fragment):
+    response = client.post("/api/decks/complete", payload, content_type="application/json")
+    assert response.status_code == 400
+    assert any(fragment in e["message"] for e in response.json()["errors"]), response.json()
+    assert CompletionJob.objects.count() == 0
+
+
+def test_api_non_json_body_is_400(client, catalogue):
+    response = client.post("/api/decks/complete", "4 Lightning Bolt", content_type="text/plain")
+    assert response.status_code in (400, 415)
+    assert CompletionJob.objects.count() == 0
+
+
+def test_unknown_job_is_404(client, db):
+    assert client.get("/api/decks/complete/00000000-0000-0000-0000-000000000000").status_code == 404
+    assert client.get("/decks/complete/00000000-0000-0000-0000-000000000000/").status_code == 404
+
+
+def test_without_models_the_job_fails_with_a_clear_message(client, catalogue, settings, tmp_path,
+                                                          django_capture_on_commit_callbacks):
+    from decks import completion
+
+    completion._completer = None
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "modern", "text": "4 Lightning Bolt"},
+                               content_type="application/json")
+    assert response.status_code == 202
+    job = CompletionJob.objects.get()
+    assert job.status == "failed" and "No active" in job.error
+    assert client.get(reverse("completion-job", args=[job.pk])).status_code == 200
+
+
+def test_complete_deck_command_prints_a_full_list(tiny_models):
+    out = io.StringIO()
+    call_command("complete_deck", cards=["4 Lightning Bolt", "4 Goblin Guide"], format="modern", seed=1,
+                 stdout=out, stderr=io.StringIO())
+    text = out.getvalue()
+    assert text.startswith("Deck") and "Sideboard" in text
+    from decks.core.decklist import parse_decklist
+    from decks.services import card_index
+
+    parsed = parse_decklist(text, card_index())
+    assert parsed.ok and parsed.deck.main_count == 60 and parsed.deck.side_count == 15
+
+
+def test_complete_deck_command_rejects_bad_input(tiny_models):
+    with pytest.raises(CommandError, match="Lightning Bolt"):
+        call_command("complete_deck", cards=["4 Lightnig Bolt"], format="modern", stdout=io.StringIO())
+
+
+def test_complete_batch_jsonl(tiny_models, tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join([
+        json.dumps({"id": "a", "format": "modern", "main": [["Lightning Bolt", 4]], "side": []}),
+        json.dumps({"id": "b", "format": "modern", "main": [["Counterspell", 4]], "side": []}),
+        "not json",
+        json.dumps({"id": "c", "format": "legacy", "main": [["Counterspell", 4], ["Island", 10]],
+                    "side": [["Relentless Rats", 3]]}),
+    ]) + "\n")
+    out = tmp_path / "out.jsonl"
+    call_command("complete_batch", infile=str(tasks), outfile=str(out), batch=2, stdout=io.StringIO(),
+                 stderr=io.StringIO())
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    by_id = {r["id"]: r for r in rows}
+    assert totals(by_id["a"]["main"]) == 60 and totals(by_id["a"]["side"]) == 15
+    assert "Counterspell" in by_id["b"]["error"]
+    assert any("not valid JSON" in r.get("error", "") for r in rows)
+    assert totals(by_id["c"]["main"]) == 60 and counts(by_id["c"]["side"])["Relentless Rats"] >= 3
+
+
+def test_eval_completion_command_writes_results(tiny_models, tmp_path):
+    decks = tmp_path / "corpus.jsonl"  # written by the fixture
+    out = tmp_path / "eval.json"
+    call_command("eval_completion", decks=str(decks), known=[10, 30], out=str(out), n=6, seed=0,
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    result = json.loads(out.read_text())
+    for method in ("diffusion", "popularity", "cooccurrence", "nearest"):
+        for k in ("10", "30"):
+            r = result["results"][method][k]
+            assert 0.0 <= r["main_recall"] <= 1.0 and r["valid_share"] == 1.0, (method, k, r)

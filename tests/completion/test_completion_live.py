@@ -1,0 +1,108 @@
+"""Deck completion against real processes: Daphne (+ a Celery worker on the services stack) and chromium."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import websockets
+from django.conf import settings
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture
+def runner(request):
+    """What runs the completion task: the request itself (embedded) or a real Celery worker (services)."""
+    if settings.STACK == "services":
+        return request.getfixturevalue("celery_worker_process")
+    return None
+
+
+def post_json(url: str, payload: dict) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+async def follow(url: str, timeout: float = 90.0) -> list[dict]:
+    messages = []
+    async with websockets.connect(url, origin="http://127.0.0.1", open_timeout=10) as ws:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), timeout=deadline - time.monotonic()))
+            messages.append(msg)
+            if msg["type"] == "job" and msg["job"]["status"] in ("done", "failed"):
+                return messages
+    raise AssertionError(f"the job did not finish: {messages[-3:]}")
+
+
+def test_completion_job_over_http_and_websocket(tiny_models, daphne_server, runner):
+    status, body = post_json(f"{daphne_server}/api/decks/complete",
+                             {"format": "modern", "text": "4 Lightning Bolt\n4 Goblin Guide", "seed": 5})
+    assert status == 202, body
+    messages = asyncio.run(follow(daphne_server.replace("http://", "ws://") + body["ws"]))
+    assert all(m["v"] == 1 for m in messages)
+    final = messages[-1]["job"]
+    assert final["status"] == "done", final
+    assert sum(c for _, c in final["result"]["main"]) == 60 and sum(c for _, c in final["result"]["side"]) == 15
+    progress = [m["job"]["progress"] for m in messages]
+    assert progress == sorted(progress)  # progress only moves forward
+    from decks.models import CompletionJob
+
+    assert CompletionJob.objects.get(pk=body["id"]).deck.main_count == 60
+
+
+def test_bad_completion_request_over_http(tiny_models, daphne_server):
+    status, body = post_json(f"{daphne_server}/api/decks/complete", {"format": "modern", "text": "4 Lightnig Bolt"})
+    assert status == 400 and "Lightning Bolt" in body["errors"][0]["suggestions"]
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
+def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(60_000)
+            problems = []
+            page.on("pageerror", lambda exc: problems.append(str(exc)))
+            page.goto(f"{daphne_server}/decks/complete/")
+            expect(page.locator("h1")).to_have_text("Complete a deck")
+            page.fill("textarea[name=text]", "4 Lightnig Bolt\n4 Goblin Guide")
+            page.select_option("select[name=format]", "modern")
+            page.click("button[type=submit]")
+            expect(page.locator("#line-errors")).to_contain_text("Unknown card")
+            page.click("button.suggestion[data-suggestion='Lightning Bolt']")
+            page.click("button[type=submit]")
+            page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
+            expect(page.locator("h1")).to_have_text("Completed Modern deck")
+            expect(page.get_by_test_id("main-count")).to_have_text("60")
+            expect(page.get_by_test_id("side-count")).to_have_text("15")
+            expect(page.locator(".tag-mine").first).to_be_visible()
+            expect(page.locator(".curve .curve-bar")).to_have_count(8)
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "completion.png"), full_page=True)
+            assert problems == []
+        finally:
+            browser.close()
+    from django.db import connections
+
+    connections.close_all()

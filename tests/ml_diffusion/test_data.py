@@ -1,0 +1,30 @@
+import numpy as np
+import pytest
+
+from ml.diffusion.data import DeckArrays, card_popularity, load_npz, save_npz, split_by_date
+
+from . import V, make_corpus
+
+
+def test_from_decks_sorts_and_types():
+    a = DeckArrays.from_decks([([5] * 30 + [1] * 30, [9] * 15, 2, 100, 3)])
+    assert a.main.dtype == np.int32 and a.side.dtype == np.int32 and a.fmt.dtype == np.int16
+    assert a.day.dtype == np.int32 and a.weight.dtype == np.float32
+    assert list(a.main[0][:2]) == [1, 1] and a.main[0][-1] == 5
+    with pytest.raises(ValueError):
+        DeckArrays.from_decks([([1] * 59, [2] * 15, 0, 0, 1)])
+
+
+def test_split_save_load_popularity(tmp_path):
+    a = make_corpus(30)
+    tr, te = split_by_date(a, 19000 + 20)
+    assert len(tr) == 20 and len(te) == 10 and te.day.min() >= 19020 > tr.day.max()
+    path = tmp_path / "decks.npz"
+    save_npz(path, a)
+    b = load_npz(path)
+    for f in ("main", "side", "fmt", "day", "weight"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)) and getattr(a, f).dtype == getattr(b, f).dtype
+    pop = card_popularity(a, V)
+    assert pop.shape == (V,)
+    assert pop[0] == pytest.approx(10 / 30)  # basic 0 is played by every deck of archetype 0
+    assert pop[39] == 0 and np.all(pop <= 1)
