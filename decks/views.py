@@ -97,7 +97,9 @@ def deck_import(request):
             errors = outcome.errors
     else:
         form = DeckImportForm()
-    return render(request, "decks/deck_import.html", {"form": form, "line_errors": errors})
+    line_errors = [{"line": e.line_no, "text": e.line, "message": e.message, "suggestions": e.suggestions} for e in errors]
+    summary = f"{len(errors)} line{'s' if len(errors) != 1 else ''} could not be read."
+    return render(request, "decks/deck_import.html", {"form": form, "line_errors": line_errors, "errors_summary": summary})
 
 
 @require_GET

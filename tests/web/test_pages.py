@@ -238,6 +238,7 @@ def test_import_bad_lines_show_inline_errors_and_save_nothing(client, catalogue)
     assert "Line 5:" in html
     assert "4 Lightnig Bolt" in html  # the text is kept in the textarea
     assert "Nothing was saved" in html
+    assert "2 lines could not be read." in html
     assert (Deck.objects.count(), DeckCard.objects.count()) == (decks, rows)
 
 
