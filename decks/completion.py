@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from decks.core.decklist import Entry, ParsedDeck, parse_decklist
 from decks.core.rules import FORMATS, normalize_format, validate_deck
-from decks.models import CompletionJob, Deck
+from decks.models import CompletionJob
 from decks.services import card_index, card_rules, save_parsed_deck
 
 MAX_TEXT = 20_000
@@ -169,7 +169,8 @@ def get_completer():
     return completer
 
 
-def _publish(job: CompletionJob) -> None:
+def publish_job(job: CompletionJob) -> None:
+    """Push the job's state to its websocket group (ws/jobs/<id>/)."""
     layer = get_channel_layer()
     if layer is None:
         return
@@ -189,7 +190,7 @@ def run_job(job_id) -> CompletionJob:
         return job  # a redelivered task does not run twice
     job.status, job.started, job.progress, job.message = "running", timezone.now(), 0.0, "Loading the model"
     job.save(update_fields=["status", "started", "progress", "message"])
-    _publish(job)
+    publish_job(job)
     last = [0.0]
 
     def progress(fraction: float, message: str = ""):
@@ -199,7 +200,7 @@ def run_job(job_id) -> CompletionJob:
         last[0] = now
         CompletionJob.objects.filter(pk=job.pk).update(progress=min(fraction, 0.99), message=message[:200])
         job.progress, job.message = min(fraction, 0.99), message[:200]
-        _publish(job)
+        publish_job(job)
 
     try:
         from ml.diffusion.complete import CompletionError
@@ -212,7 +213,7 @@ def run_job(job_id) -> CompletionJob:
     except (CompletionError, NoActiveModel) as exc:
         job.status, job.error, job.finished = "failed", str(exc), timezone.now()
         job.save(update_fields=["status", "error", "finished"])
-        _publish(job)
+        publish_job(job)
         return job
 
     with transaction.atomic():
@@ -229,7 +230,7 @@ def run_job(job_id) -> CompletionJob:
         }
         job.status, job.progress, job.message, job.finished = "done", 1.0, "Done", timezone.now()
         job.save()
-    _publish(job)
+    publish_job(job)
     return job
 
 
@@ -239,6 +240,3 @@ def user_counts(job: CompletionJob) -> dict[tuple[str, str], int]:
     out.update({("side", n): c for n, c in job.known_side})
     return out
 
-
-def deck_for(job: CompletionJob) -> Deck | None:
-    return job.deck

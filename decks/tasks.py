@@ -37,7 +37,7 @@ def complete_deck_task(job_id: str) -> dict:
     """Run one deck completion; progress and the result go to the job row and its websocket group."""
     import logging
 
-    from decks.completion import _publish, job_payload, run_job
+    from decks.completion import publish_job, job_payload, run_job
     from decks.models import CompletionJob
 
     try:
@@ -50,5 +50,5 @@ def complete_deck_task(job_id: str) -> dict:
             status="failed", error="Internal error while completing the deck; nothing was saved.", finished=timezone.now())
         job = CompletionJob.objects.filter(pk=job_id).first()
         if job is not None:
-            _publish(job)
+            publish_job(job)
         raise

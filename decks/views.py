@@ -155,7 +155,6 @@ def deck_detail(request, deck_id: int):
         "legality": legality_view(deck.analysis, deck.format),
         "appearances": appearances,
         "appearance_total": deck.appearances.count() if deck.source == "corpus" else 0,
-        "export_styles": list(EXPORT_STYLES),
     })
 
 
