@@ -3,6 +3,7 @@ from django.urls import path
 
 from decks.api import CardViewSet, DeckViewSet
 from decks.completion_api import CompletionDetailView, CompletionListView
+from drafts.api import DraftDetailView, DraftExportView, SetListView, SimulateView, SuggestView
 
 urlpatterns = [
     path("cards/", CardViewSet.as_view({"get": "list"}), name="api-card-list"),
@@ -12,4 +13,9 @@ urlpatterns = [
     path("decks/complete/<uuid:job_id>", CompletionDetailView.as_view(), name="api-completion-detail"),
     path("decks/<int:pk>/", DeckViewSet.as_view({"get": "retrieve"}), name="api-deck-detail"),
     path("decks/<int:pk>/export", DeckViewSet.as_view({"get": "export"}), name="api-deck-export"),
+    path("drafts/sets", SetListView.as_view(), name="api-draft-sets"),
+    path("drafts/simulate", SimulateView.as_view(), name="api-draft-simulate"),
+    path("drafts/suggest", SuggestView.as_view(), name="api-draft-suggest"),
+    path("drafts/<uuid:draft_id>", DraftDetailView.as_view(), name="api-draft-detail"),
+    path("drafts/<uuid:draft_id>/export", DraftExportView.as_view(), name="api-draft-export"),
 ]

@@ -87,6 +87,8 @@ class Printing(models.Model):
     collector_number = models.CharField(max_length=20, blank=True)
     is_booster = models.BooleanField(default=True)
     arena_id = models.PositiveIntegerField(null=True, blank=True)
+    position = models.PositiveIntegerField(null=True, blank=True,
+                                           help_text="row in the set's draft list (17Lands column order)")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["card_set", "card"], name="printing_unique_card_per_set")]

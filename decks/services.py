@@ -25,10 +25,15 @@ def bump_catalogue_version() -> None:
         cache.set(_VERSION_KEY, 1, None)
 
 
+def catalogue_version() -> tuple[int, int]:
+    """Changes whenever an import changes the catalogue: per-process caches key on it."""
+    return cache.get(_VERSION_KEY, 0), Card.objects.count()
+
+
 def card_index() -> CardIndex:
     """All catalogue names (and face names), cached per process until the catalogue changes."""
     global _index
-    version = (cache.get(_VERSION_KEY, 0), Card.objects.count())
+    version = catalogue_version()
     with _lock:
         if _index is None or _index[0] != version:
             _index = (version, CardIndex(Card.objects.values_list("name", flat=True)))

@@ -7,5 +7,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("decks.api_urls")),
+    path("", include("drafts.urls")),
     path("", include("decks.urls")),
 ]

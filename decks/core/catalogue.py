@@ -164,6 +164,8 @@ class PrintingRecord:
     color_identity: str = ""
     mana_value: float = 0.0
     type_line: str = ""
+    # Row of the card in a 17Lands set list (the column order of that set's draft logs).
+    position: int | None = None
 
 
 _RARITY = {"common": "common", "uncommon": "uncommon", "rare": "rare", "mythic": "mythic",
@@ -208,11 +210,12 @@ def read_17lands_set_list(path: Path | str, set_code: str) -> Iterator[PrintingR
         reader = csv.DictReader(fh)
         if not reader.fieldnames or "name" not in reader.fieldnames:
             raise DataError(f"{path}: expected a 'name' column")
-        for row in reader:
+        for position, row in enumerate(reader):
             rarity = _RARITY.get((row.get("rarity") or "").lower())
             if rarity and row.get("name"):
-                yield PrintingRecord(set_code=set_code, name=row["name"], rarity=rarity, is_booster=True,
-                                     color_identity=_identity(row.get("color_identity", "")))
+                # "special" rows are guests from other sets: listed, but not opened in this set's boosters.
+                yield PrintingRecord(set_code=set_code, name=row["name"], rarity=rarity, is_booster=rarity != "special",
+                                     color_identity=_identity(row.get("color_identity", "")), position=position)
 
 
 def read_mtgjson_set(path: Path | str) -> tuple[dict, list[PrintingRecord], list[dict]]:

@@ -22,17 +22,31 @@ _RANK = {"basic": 0, "special": 0, "common": 1, "uncommon": 2, "rare": 3, "mythi
 
 
 def merge_printings(records: list[PrintingRecord]) -> dict[tuple[str, str], PrintingRecord]:
-    """One printing per (set, card): a booster printing beats a non-booster one (showcase, promo)."""
+    """One printing per (set, card).
+
+    Among catalogue records (17Lands ``cards.csv``, MTGJSON) a booster printing beats a non-booster
+    one (showcase, promo); their rarity and booster flag beat a set list's, which only adds the
+    card's row position. A card only a set list names keeps the list's rarity.
+    """
     merged: dict[tuple[str, str], PrintingRecord] = {}
+    positions: dict[tuple[str, str], int] = {}
     for r in records:
         key = (r.set_code, r.name)
+        if r.position is not None:
+            positions.setdefault(key, r.position)
         old = merged.get(key)
-        if old is None or (r.is_booster and not old.is_booster):
-            if old is not None and old.arena_id and not r.arena_id:
-                r.arena_id = old.arena_id
+        if old is None:
             merged[key] = r
-        elif old.arena_id is None and r.arena_id:
-            old.arena_id = r.arena_id
+            continue
+        if old.position is not None and r.position is None:  # a catalogue record replaces a list row
+            merged[key] = r
+        elif r.position is None and r.is_booster and not old.is_booster:
+            merged[key] = r
+        keep = merged[key]
+        if keep.arena_id is None:
+            keep.arena_id = old.arena_id or r.arena_id
+    for key, position in positions.items():
+        merged[key].position = position
     return merged
 
 
@@ -118,12 +132,13 @@ class Command(BaseCommand):
             set_ids = dict(CardSet.objects.values_list("code", "id"))
             card_ids = dict(Card.objects.values_list("name", "id"))
             objs = [Printing(card_id=card_ids[r.name], card_set_id=set_ids[r.set_code], rarity=r.rarity,
-                             collector_number=r.collector_number, is_booster=r.is_booster, arena_id=r.arena_id)
+                             collector_number=r.collector_number, is_booster=r.is_booster, arena_id=r.arena_id,
+                             position=r.position)
                     for r in merged.values() if r.name in card_ids]
             for start in progress(range(0, len(objs), 5000), desc="printings", unit="batch"):
                 Printing.objects.bulk_create(objs[start:start + 5000], update_conflicts=True,
                                              unique_fields=["card_set", "card"],
-                                             update_fields=["rarity", "collector_number", "is_booster", "arena_id"])
+                                             update_fields=["rarity", "collector_number", "is_booster", "arena_id", "position"])
         bump_catalogue_version()
         self.stdout.write(self.style.SUCCESS(
             f"sets: {len(codes)} sets, {len(objs)} printings, {len(stubs)} cards added from set lists "

@@ -1,0 +1,146 @@
+"""Draft API: draftable sets, simulate a pod, read a pod, rank a pack (suggestions), export."""
+from __future__ import annotations
+
+import io
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from decks.api import ApiErrorsSerializer, errors_response
+from drafts import services
+from drafts.core.cards import DraftError
+from drafts.models import Draft, DraftPick
+
+MAX_PACK = 20
+MAX_POOL = 60
+
+
+def _json_body(request):
+    try:
+        data = request.data
+    except (ParseError, UnsupportedMediaType) as exc:
+        return None, errors_response({"message": f"Send a JSON object with Content-Type: application/json ({exc.detail})."})
+    if not isinstance(data, dict):
+        return None, errors_response({"message": "The body must be a JSON object."})
+    return data, None
+
+
+class SetSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    name = serializers.CharField()
+    cards = serializers.IntegerField()
+    booster = serializers.ChoiceField(choices=["play", "classic", "cube"])
+
+
+class SetListView(APIView):
+    @extend_schema(responses={200: SetSerializer(many=True)}, description="Sets whose boosters can be drafted.")
+    def get(self, request):
+        return Response(services.draftable_sets())
+
+
+class SimulateSerializer(serializers.Serializer):
+    set = serializers.CharField()
+    bots = serializers.ListField(child=serializers.CharField(), help_text="one bot name per seat (2 to 8)",
+                                 required=False)
+    bot = serializers.CharField(required=False, help_text="one bot for every seat (with seats)")
+    seats = serializers.IntegerField(required=False, default=8)
+    seed = serializers.IntegerField(required=False)
+
+
+def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
+    seats = []
+    picks = {}
+    if with_picks:
+        for p in DraftPick.objects.filter(seat__draft=draft).order_by("seat__seat", "pack_number", "pick_number"):
+            picks.setdefault(p.seat_id, []).append({
+                "pack_number": p.pack_number, "pick_number": p.pick_number, "pick": p.pick, "pack": p.pack,
+                "pool": p.pool, "scores": p.scores})
+    for s in draft.seat_set.select_related("deck"):
+        seats.append({"seat": s.seat, "drafter": s.drafter, "draft_id": s.log_id, "colors": s.colors,
+                      "deck": request.build_absolute_uri(reverse("api-deck-detail", args=[s.deck_id])) if s.deck_id else None,
+                      **({"picks": picks.get(s.pk, [])} if with_picks else {})})
+    return {"id": str(draft.pk), "set": draft.set_code, "kind": draft.kind, "status": draft.status, "seed": draft.seed,
+            "seats": seats, "page": request.build_absolute_uri(reverse("draft-detail", args=[draft.pk])),
+            "export": request.build_absolute_uri(reverse("api-draft-export", args=[draft.pk]))}
+
+
+class SimulateView(APIView):
+    @extend_schema(request=SimulateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
+                   examples=[OpenApiExample("Mixed pod", request_only=True,
+                                            value={"set": "BLB", "bots": ["neural", "archetype", "draftsim", "draftsim"],
+                                                   "seed": 7})],
+                   description="Simulate a whole pod of bots and store it (every pick, each seat's built deck).")
+    def post(self, request):
+        data, error = _json_body(request)
+        if error:
+            return error
+        bots = data.get("bots")
+        if bots is None:
+            seats = data.get("seats", 8)
+            if not isinstance(seats, int) or not 2 <= seats <= 8:
+                return errors_response({"field": "seats", "message": "seats must be an integer from 2 to 8."})
+            bots = [str(data.get("bot") or "draftsim")] * seats
+        if not isinstance(bots, list) or not all(isinstance(b, str) for b in bots):
+            return errors_response({"field": "bots", "message": "bots must be a list of bot names."})
+        seed = data.get("seed")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31):
+            return errors_response({"field": "seed", "message": "seed must be an integer from 0 to 2^31-1."})
+        try:
+            draft = services.simulate_draft(str(data.get("set") or ""), bots, seed=seed,
+                                            owner=request.user if request.user.is_authenticated else None)
+        except DraftError as exc:
+            return errors_response({"message": str(exc)})
+        return Response(draft_body(request, draft), status=status.HTTP_201_CREATED,
+                        headers={"Location": reverse("api-draft-detail", args=[draft.pk])})
+
+
+class DraftDetailView(APIView):
+    @extend_schema(responses={200: dict}, description="A stored draft: seats, every pick (pack, pool, pick, scores).")
+    def get(self, request, draft_id):
+        return Response(draft_body(request, get_object_or_404(Draft, pk=draft_id)))
+
+
+class DraftExportView(APIView):
+    @extend_schema(responses={(200, "text/csv"): str}, description="The draft in the 17Lands public CSV layout.")
+    def get(self, request, draft_id):
+        from drafts.logstore import export_logs
+
+        draft = get_object_or_404(Draft, pk=draft_id)
+        buffer = io.StringIO()
+        export_logs(draft.seat_set.select_related("draft"), buffer)
+        return HttpResponse(buffer.getvalue(), content_type="text/csv")
+
+
+class SuggestSerializer(serializers.Serializer):
+    set = serializers.CharField()
+    bot = serializers.CharField(default="neural")
+    pack = serializers.ListField(child=serializers.CharField(), max_length=MAX_PACK)
+    pool = serializers.ListField(child=serializers.CharField(), required=False, max_length=MAX_POOL)
+    pack_number = serializers.IntegerField(required=False, min_value=0, max_value=2)
+    pick_number = serializers.IntegerField(required=False, min_value=0, max_value=14)
+
+
+class SuggestView(APIView):
+    @extend_schema(request=SuggestSerializer, responses={200: dict, 400: ApiErrorsSerializer},
+                   description="Rank a pack for a drafter with a bot (best first, with scores). Nothing is stored.")
+    def post(self, request):
+        data, error = _json_body(request)
+        if error:
+            return error
+        form = SuggestSerializer(data=data)
+        if not form.is_valid():
+            return errors_response(*[{"field": f, "message": " ".join(str(m) for m in msgs)}
+                                     for f, msgs in form.errors.items()])
+        v = form.validated_data
+        try:
+            body = services.suggest(v["set"], v["bot"], v["pack"], v.get("pool", []), v.get("pack_number", 0),
+                                    v.get("pick_number", 0))
+        except DraftError as exc:
+            return errors_response({"message": str(exc)})
+        return Response(body)
