@@ -76,8 +76,7 @@ def _load_set_list(code: str) -> SetList:
     if card_set is None:
         known = ", ".join(s["code"] for s in draftable_sets()[:12])
         raise DraftError(f"unknown set {code!r}; draftable sets include {known}")
-    rows = (Printing.objects.filter(card_set=card_set).select_related("card")
-            .order_by("position", "collector_number", "card__name"))
+    rows = _listed(Printing.objects.filter(card_set=card_set)).select_related("card")
     cards, basics = [], []
     for p in rows:
         c = p.card
@@ -93,11 +92,18 @@ def _load_set_list(code: str) -> SetList:
                    name=card_set.name or code, basics=tuple(basics))
 
 
+def _listed(printings):
+    """A set's draft list: the rows of its 17Lands set list when it has one (other printings of the
+    expansion, such as Alchemy rebalances or Commander cards, are not drafted), else every printing."""
+    if printings.filter(position__isnull=False).exists():
+        printings = printings.filter(position__isnull=False)
+    return printings.order_by("position", "collector_number", "card__name")
+
+
 def log_columns(code: str) -> list[str]:
     """Card columns of the set's 17Lands files: its whole draft list (special guests included)."""
-    rows = (Printing.objects.filter(card_set__code=code).exclude(rarity="basic")
-            .order_by("position", "collector_number", "card__name").values_list("card__name", flat=True))
-    return list(rows)
+    rows = _listed(Printing.objects.filter(card_set__code=code).exclude(rarity="basic"))
+    return list(rows.values_list("card__name", flat=True))
 
 
 # --- bots ------------------------------------------------------------------------------------------------

@@ -179,3 +179,16 @@ def archetype_heatmap(request, set_code: str, fmt: str):
         raise Http404(str(exc))
     fig = weights_heatmap_figure(bot.weights, bot.cards, bot.archetypes, top=int(request.GET.get("top") or 60))
     return HttpResponse(figure_bytes(fig, fmt), content_type="image/svg+xml" if fmt == "svg" else "image/png")
+
+
+@require_GET
+def version_loss_plot(request, version_id: int):
+    from drafts.core.plots import figure_bytes, loss_curves_figure
+    from ml.models import ModelVersion
+
+    version = get_object_or_404(ModelVersion, pk=version_id, kind="draft_bot")
+    history = (version.metrics or {}).get("history")
+    if not history:
+        raise Http404("this version logged no training history")
+    fig = loss_curves_figure(history, f"{version.scope} v{version.version}")
+    return HttpResponse(figure_bytes(fig, "svg"), content_type="image/svg+xml")

@@ -11,21 +11,26 @@ from ml.models import ModelVersion
 from ml.registry import register_file, resolve_path, sha256_file
 
 SHIPPED_KINDS = ("card_embeddings", "deck_diffusion")
+SCOPED_KINDS = ("draft_bot",)  # one active version per scope (e.g. "neural:BLB"), all shipped
 WEIGHTS_DIR = Path(settings.BASE_DIR) / "ml" / "weights"
 MANIFEST = WEIGHTS_DIR / "manifest.json"
 
 
-def export_active(kinds=SHIPPED_KINDS) -> list[dict]:
-    """Copy the active version of each kind into ml/weights/ and write the manifest."""
+def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS) -> list[dict]:
+    """Copy the active version of each kind (and of each scope of the scoped kinds) into ml/weights/
+    and write the manifest."""
     WEIGHTS_DIR.mkdir(parents=True, exist_ok=True)
+    versions = [ModelVersion.objects.get(kind=kind, scope="", active=True) for kind in kinds]
+    versions += list(ModelVersion.objects.filter(kind__in=scoped_kinds, active=True).order_by("kind", "scope"))
     entries = []
-    for kind in kinds:
-        version = ModelVersion.objects.get(kind=kind, scope="", active=True)
-        name = f"{kind}.safetensors"
+    for version in versions:
+        name = (f"{version.kind}.safetensors" if not version.scope else
+                f"drafts/{version.scope.replace(':', '-')}.safetensors")
+        (WEIGHTS_DIR / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(resolve_path(version.weights_path), WEIGHTS_DIR / name)
-        entries.append({"kind": kind, "file": name, "sha256": version.weights_sha256, "config": version.config,
-                        "metrics": version.metrics, "data_snapshot": version.data_snapshot,
-                        "notes": version.notes or f"exported from {kind} v{version.version}"})
+        entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
+                        "config": version.config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
+                        "notes": version.notes or f"exported from {version}"})
     MANIFEST.write_text(json.dumps(entries, indent=1, sort_keys=True))
     return entries
 
@@ -42,16 +47,18 @@ def register_shipped(log=print) -> list[ModelVersion]:
     for entry in shipped():
         path = WEIGHTS_DIR / entry["file"]
         if not path.exists():
-            log(f"{entry['kind']}: {path} is missing")
+            log(f"{entry['kind']} {entry.get('scope', '')}: {path} is missing")
             continue
         if sha256_file(path) != entry["sha256"]:
             log(f"{entry['kind']}: {path} does not match its manifest checksum; skipped")
             continue
-        if ModelVersion.objects.filter(kind=entry["kind"], weights_sha256=entry["sha256"]).exists():
+        scope = entry.get("scope", "")
+        if ModelVersion.objects.filter(kind=entry["kind"], scope=scope, weights_sha256=entry["sha256"]).exists():
             continue
-        has_active = ModelVersion.objects.filter(kind=entry["kind"], scope="", active=True).exists()
-        version = register_file(entry["kind"], path, entry["config"], entry.get("metrics"), activate=not has_active,
-                                data_snapshot=entry.get("data_snapshot"), notes=entry.get("notes", "shipped default"))
-        log(f"{entry['kind']}: registered the shipped default as v{version.version}{' (active)' if version.active else ''}")
+        has_active = ModelVersion.objects.filter(kind=entry["kind"], scope=scope, active=True).exists()
+        version = register_file(entry["kind"], path, entry["config"], entry.get("metrics"), scope=scope,
+                                activate=not has_active, data_snapshot=entry.get("data_snapshot"),
+                                notes=entry.get("notes", "shipped default"))
+        log(f"{entry['kind']}{f'[{scope}]' if scope else ''}: registered the shipped default as v{version.version}{' (active)' if version.active else ''}")
         created.append(version)
     return created

@@ -137,4 +137,28 @@ def read_17lands_set(set_list_csv: Path | str, cards_csv: Path | str | None = No
     return SetList(code=code, cards=tuple(cards), booster="cube" if code == "CUBE" else "play")
 
 
-__all__ = ["BASIC_LANDS", "DraftCard", "DraftError", "SetList", "colors_from_cost", "order_colors", "read_17lands_set"]
+def read_17lands_expansion(cards_csv: Path | str, code: str) -> SetList:
+    """A set's booster cards straight from 17Lands ``cards.csv`` (for sets without a set list file)."""
+    code = code.upper()
+    cards: dict[str, DraftCard] = {}
+    with open_text(cards_csv) as fh:
+        for row in csv.DictReader(fh):
+            if row.get("expansion", "").upper() != code or str(row.get("is_booster")).lower() != "true":
+                continue
+            rarity = (row.get("rarity") or "").lower()
+            if rarity not in ("common", "uncommon", "rare", "mythic") or row["name"] in cards:
+                continue
+            identity = (row.get("color_identity") or "").strip()
+            try:
+                mv = float(row.get("mana_value") or 0)
+            except ValueError:
+                mv = 0.0
+            cards[row["name"]] = DraftCard(name=row["name"], rarity=rarity, mana_value=mv,
+                                           colors="" if identity.lower() in {"", "colorless", "multicolor"} else order_colors(identity),
+                                           types=(row.get("types") or "").split(" - ")[0])
+    if not cards:
+        raise DataError(f"{cards_csv}: no booster cards for set {code}")
+    return SetList(code=code, cards=tuple(sorted(cards.values(), key=lambda c: c.name)), booster="play")
+
+
+__all__ = ["BASIC_LANDS", "read_17lands_expansion", "DraftCard", "DraftError", "SetList", "colors_from_cost", "order_colors", "read_17lands_set"]

@@ -58,8 +58,8 @@ def score_matrix(bot, logs: DraftLogs, set_list) -> np.ndarray:
 
     fn = getattr(bot, "score_logs", None)
     if fn is not None:
-        params = inspect.signature(fn).parameters
-        return np.asarray(fn(logs, set_list) if len(params) >= 2 else fn(logs), dtype=np.float64)
+        wants_set = "set_list" in inspect.signature(fn).parameters
+        return np.asarray(fn(logs, set_list) if wants_set else fn(logs), dtype=np.float64)
     index = {n: i for i, n in enumerate(logs.cards)}
     out = np.full(logs.pack.shape, -np.inf)
     per_pack = max(logs.picks_per_pack, 1)

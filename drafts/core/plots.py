@@ -163,6 +163,38 @@ def weights_heatmap_figure(weights, card_names: Sequence[str], archetype_names: 
     return fig
 
 
+def loss_curves_figure(history: Mapping[str, Sequence[float]], title: str | None = None):
+    """Training and validation loss per epoch (and validation top-1 on a second axis when logged)."""
+    fig = _new_figure(figsize=(7, 3.8), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    train = list(history.get("train_loss") or [])
+    val = list(history.get("val_loss") or [])
+    epochs = list(range(1, max(len(train), len(val)) + 1))
+    if train:
+        ax.plot(epochs[:len(train)], train, marker="o", markersize=3, label="train loss", color="#1f6fb4")
+    if val:
+        ax.plot(epochs[:len(val)], val, marker="o", markersize=3, label="validation loss", color="#d95f02")
+    best = history.get("best_epoch")
+    if isinstance(best, int) and 0 <= best < len(epochs):
+        ax.axvline(best + 1, color="#999999", linestyle="--", linewidth=0.8, label="kept")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("cross-entropy of the logged pick")
+    top1 = list(history.get("val_top1") or [])
+    if top1:
+        twin = ax.twinx()
+        twin.plot(epochs[:len(top1)], top1, color="#2e8b3d", linewidth=1, alpha=0.7, label="validation top-1")
+        twin.set_ylabel("validation top-1")
+        twin.legend(loc="center right", fontsize=8, frameon=False)
+    ax.set_title(title or "training")
+    ax.grid(alpha=0.25)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    fig.subplots_adjust(left=0.12, right=0.88, bottom=0.14, top=0.9)
+    return fig
+
+
 def figure_bytes(fig, fmt: str = "svg") -> bytes:
     """Render ``fig`` as ``svg`` or ``png`` bytes, then close it.
 
