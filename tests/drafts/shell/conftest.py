@@ -53,3 +53,10 @@ def make_set(code: str = "TST") -> list[str]:
 @pytest.fixture
 def draft_set(db):
     return make_set("TST")
+
+
+@pytest.fixture(autouse=True)
+def model_dir(settings, tmp_path):
+    """Trained versions go to a temporary folder, never into the site's var/models."""
+    settings.MTG_MODEL_DIR = tmp_path / "models"
+    return settings.MTG_MODEL_DIR
