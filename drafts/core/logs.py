@@ -209,9 +209,13 @@ def pod_keys(logs: DraftLogs, seats: dict[str, tuple[str, int]] | None) -> np.nd
 
 
 def held_out_mask(keys: np.ndarray, every: int = 10) -> np.ndarray:
-    """Split by pod: a stable 1-in-``every`` share of pods (by a hash of the pod key) is held out."""
+    """Split by pod: a stable 1-in-``every`` share of pods (by a hash of the pod key) is held out;
+    at least one pod when there are two or more."""
     unique, inverse = np.unique(keys, return_inverse=True)
-    held = np.array([zlib.crc32(str(k).encode()) % every == 0 for k in unique])
+    hashes = np.array([zlib.crc32(str(k).encode()) for k in unique], dtype=np.int64)
+    held = hashes % every == 0
+    if not held.any() and len(unique) >= 2:  # few pods: still hold one out (the lowest hash)
+        held[int(np.argmin(hashes))] = True
     return held[inverse]
 
 

@@ -14,6 +14,20 @@ from drafts.services import bot_scope, set_list
 FAMILIES = ("archetype", "neural")
 
 
+def stored_logs(code: str, kind: str | None):
+    """The stored drafts of a set as arrays, with each seat's pod (for the split by pod)."""
+    from drafts.logstore import seat_logs
+    from drafts.models import DraftSeat
+
+    seats = DraftSeat.objects.filter(draft__set_code=code.upper()).select_related("draft")
+    if kind:
+        seats = seats.filter(draft__kind=kind)
+    if not seats.exists():
+        raise CommandError(f"no stored {kind + ' ' if kind else ''}drafts of {code.upper()}")
+    pods = {s.log_id: (str(s.draft_id), s.seat) for s in seats}
+    return seat_logs(seats), pods
+
+
 def summary(result: dict) -> dict:
     return {"all": result["all"], "unforced": result["unforced"]}
 
@@ -25,7 +39,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--bot", required=True, choices=FAMILIES)
-        parser.add_argument("--logs", required=True)
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument("--logs", help="a 17Lands-layout CSV (.csv or .csv.gz)")
+        source.add_argument("--stored", metavar="SET", help="train on the drafts of SET stored in the database")
+        parser.add_argument("--kind", choices=["simulated", "imported", "online"], help="with --stored: only this kind")
         parser.add_argument("--seats", help="seats side file (default: beside the logs)")
         parser.add_argument("--epochs", type=int)
         parser.add_argument("--seed", type=int, default=0)
@@ -35,7 +52,7 @@ class Command(BaseCommand):
         parser.add_argument("--plot", help="write the loss curves to FILE.svg or FILE.png")
         parser.add_argument("--notes", default="")
 
-    def handle(self, *args, bot, logs, seats=None, epochs=None, seed=0, limit=None, activate=False, no_activate=False,
+    def handle(self, *args, bot, logs=None, stored=None, kind=None, seats=None, epochs=None, seed=0, limit=None, activate=False, no_activate=False,
                plot=None, notes="", **opts):
         import torch
 
@@ -44,10 +61,15 @@ class Command(BaseCommand):
 
         torch.set_num_threads(max(1, torch.get_num_threads()))
         with DraftErrorsAsCommandErrors():
-            data = read_logs(logs, limit)
+            if stored:
+                data, pods = stored_logs(stored, kind)
+                logs = f"stored {stored.upper()} drafts" + (f" ({kind})" if kind else "")
+            else:
+                data = read_logs(logs, limit)
+                seats_file = seats or seats_file_for(logs)
+                pods = read_seats(seats_file) if seats_file else None
             s = set_list(data.set_code)
-            seats_file = seats or seats_file_for(logs)
-            keys = pod_keys(data, read_seats(seats_file) if seats_file else None)
+            keys = pod_keys(data, pods)
             held = held_out_mask(keys)
             train, test = data.select(~held), data.select(held)
             if not len(test) or not len(train):
@@ -86,7 +108,7 @@ class Command(BaseCommand):
         config = model.config()
         version = save_version("draft_bot", model.to_tensors(), config, metrics=metrics, scope=scope,
                                activate=False, metadata={"config": json.dumps(config)}, notes=notes,
-                               data_snapshot={"logs": Path(logs).name, "rows": len(data), "train_rows": len(train),
+                               data_snapshot={"logs": Path(logs).name if not stored else logs, "rows": len(data), "train_rows": len(train),
                                               "held_out_rows": len(test),
                                               "split": "1 pod in 10 held out (crc32 of the pod id)"})
         if (better or activate) and not no_activate:

@@ -60,3 +60,17 @@ def test_train_refuses_bad_logs(draft_set, tmp_path):
         call_command("train_draftbot", "--bot", "archetype", "--logs", str(bad), stdout=io.StringIO())
     with pytest.raises(CommandError):
         call_command("train_draftbot", "--bot", "wizard", "--logs", str(bad), stdout=io.StringIO())
+
+
+def test_train_on_stored_drafts(draft_set):
+    from ml.models import ModelVersion
+
+    call_command("simulate_drafts", "--set", "TST", "--pods", "12", "--bots", "draftsim", "--seed", "7", "--no-decks",
+                 stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--kind", "simulated", "--epochs", "2",
+                 stdout=out, stderr=io.StringIO())
+    version = ModelVersion.objects.get(scope="archetype:TST")
+    assert version.data_snapshot["logs"] == "stored TST drafts (simulated)" and version.active
+    with pytest.raises(CommandError, match="no stored online drafts of TST"):
+        call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--kind", "online", stdout=io.StringIO())
