@@ -20,14 +20,16 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS) -> list[dict]:
     """Copy the active version of each kind (and of each scope of the scoped kinds) into ml/weights/
     and write the manifest."""
     WEIGHTS_DIR.mkdir(parents=True, exist_ok=True)
-    versions = [ModelVersion.objects.get(kind=kind, scope="", active=True) for kind in kinds]
+    versions = list(ModelVersion.objects.filter(kind__in=kinds, scope="", active=True).order_by("kind"))
     versions += list(ModelVersion.objects.filter(kind__in=scoped_kinds, active=True).order_by("kind", "scope"))
     entries = []
     for version in versions:
         name = (f"{version.kind}.safetensors" if not version.scope else
                 f"drafts/{version.scope.replace(':', '-')}.safetensors")
         (WEIGHTS_DIR / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(resolve_path(version.weights_path), WEIGHTS_DIR / name)
+        source, target = resolve_path(version.weights_path), WEIGHTS_DIR / name
+        if source.resolve() != target.resolve():  # a shipped default registered in place is already there
+            shutil.copyfile(source, target)
         entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
                         "config": version.config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
                         "notes": version.notes or f"exported from {version}"})

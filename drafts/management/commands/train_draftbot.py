@@ -95,10 +95,12 @@ class Command(BaseCommand):
 
                 val = validation_mask(keys[~held])
                 kwargs = {"epochs": epochs} if epochs else {}
-                model, history = train_neural(train, ~val, val, seed=seed, on_epoch=on_epoch, **kwargs)
+                model, history = train_neural(train, ~val, val, seed=seed, on_epoch=on_epoch, set_list=s, **kwargs)
             seconds = time.perf_counter() - started
             bar.close()
             result = agreement(test, ranks_from_scores(test, score_matrix(model, test, s)))
+        if history.get("members"):  # an ensemble: the loss curves of its first member
+            history = {**history["members"][0], "members": len(history["members"])}
         scope = bot_scope(bot, data.set_code)
         current = ModelVersion.objects.filter(kind="draft_bot", scope=scope, active=True).first()
         current_top1 = ((current.metrics or {}).get("held_out") or {}).get("all", {}).get("top1") if current else None

@@ -74,3 +74,26 @@ def test_train_on_stored_drafts(draft_set):
     assert version.data_snapshot["logs"] == "stored TST drafts (simulated)" and version.active
     with pytest.raises(CommandError, match="no stored online drafts of TST"):
         call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--kind", "online", stdout=io.StringIO())
+
+
+def test_trained_bots_ship_and_register_on_a_fresh_site(logs_file, tmp_path, monkeypatch):
+    from ml import defaults
+    from ml.models import ModelVersion
+
+    monkeypatch.setattr(defaults, "WEIGHTS_DIR", tmp_path / "weights")
+    monkeypatch.setattr(defaults, "MANIFEST", tmp_path / "weights" / "manifest.json")
+    call_command("train_draftbot", "--bot", "archetype", "--logs", str(logs_file), "--epochs", "2",
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    call_command("register_models", export=True, stdout=io.StringIO())
+    entries = defaults.shipped()
+    assert [(e["kind"], e["scope"], e["file"]) for e in entries] == [
+        ("draft_bot", "archetype:TST", "drafts/archetype-TST.safetensors")]
+    sha = entries[0]["sha256"]
+    ModelVersion.objects.all().delete()
+    call_command("register_models", no_train=True, stdout=io.StringIO(), stderr=io.StringIO())
+    version = ModelVersion.objects.get(kind="draft_bot", scope="archetype:TST")
+    assert version.active and version.weights_sha256 == sha
+
+    from drafts.services import get_bot, set_list
+
+    assert get_bot("archetype", set_list("TST"))[1].pk == version.pk
