@@ -28,6 +28,20 @@ def stored_logs(code: str, kind: str | None):
     return seat_logs(seats), pods
 
 
+def json_safe(value):
+    """NaN and infinities (e.g. the validation loss of a split too small to hold validation pods)
+    become None: JSON columns refuse them."""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def summary(result: dict) -> dict:
     return {"all": result["all"], "unforced": result["unforced"]}
 
@@ -107,8 +121,8 @@ class Command(BaseCommand):
         better = current_top1 is None or result["all"]["top1"] > current_top1
         metrics = {"held_out": summary(result), "by_pick": result["by_pick"], "train_seconds": round(seconds, 1),
                    "history": {k: v for k, v in history.items() if isinstance(v, (list, int, float))}}
-        config = model.config()
-        version = save_version("draft_bot", model.to_tensors(), config, metrics=metrics, scope=scope,
+        config = json_safe(model.config())
+        version = save_version("draft_bot", model.to_tensors(), config, metrics=json_safe(metrics), scope=scope,
                                activate=False, metadata={"config": json.dumps(config)}, notes=notes,
                                data_snapshot={"logs": Path(logs).name if not stored else logs, "rows": len(data), "train_rows": len(train),
                                               "held_out_rows": len(test),
