@@ -73,12 +73,11 @@ def draft_list(request):
 @require_GET
 def draft_detail(request, draft_id):
     draft = get_object_or_404(Draft, pk=draft_id)
-    seats = list(draft.seat_set.select_related("deck", "bot_version"))
+    from django.db.models import Count
+
+    seats = list(draft.seat_set.select_related("deck", "bot_version").annotate(n_picks=Count("picks")))
     first_picks = {p.seat_id: p.pick for p in DraftPick.objects.filter(seat__draft=draft, pack_number=0, pick_number=0)}
-    counts = {}
-    for seat_id in DraftPick.objects.filter(seat__draft=draft).values_list("seat_id", flat=True):
-        counts[seat_id] = counts.get(seat_id, 0) + 1
-    rows = [{"seat": s, "first_pick": first_picks.get(s.pk, ""), "picks": counts.get(s.pk, 0)} for s in seats]
+    rows = [{"seat": s, "first_pick": first_picks.get(s.pk, ""), "picks": s.n_picks} for s in seats]
     return render(request, "drafts/draft_detail.html", {"draft": draft, "rows": rows})
 
 
