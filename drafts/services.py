@@ -9,7 +9,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 from django.conf import settings
@@ -180,17 +180,6 @@ def _load_bot(version):
     from drafts.bots.neural import NeuralBot
 
     return NeuralBot.from_tensors(loaded.tensors, loaded.config)
-
-
-def available_bots(s: SetList) -> list[str]:
-    out = []
-    for name in BOT_NAMES:
-        try:
-            get_bot(name, s)
-        except DraftError:
-            continue
-        out.append(name)
-    return out
 
 
 def suggest(code: str, bot: str, pack: Sequence[str], pool: Sequence[str], pack_number: int = 0,

@@ -5,20 +5,9 @@ pick number, and the mean rank (1 = the bot's first choice) of the logged pick.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 from drafts.core.logs import DraftLogs
-
-
-def ranks_of_logged_picks(logs: DraftLogs, rank_row: Callable[[int], list[str]]) -> np.ndarray:
-    """For every row, the 1-based position of the logged pick in the bot's ranking of the pack."""
-    out = np.empty(len(logs), dtype=np.int16)
-    for row in range(len(logs)):
-        ranking = rank_row(row)
-        out[row] = ranking.index(logs.cards[logs.pick[row]]) + 1
-    return out
 
 
 def ranks_from_scores(logs: DraftLogs, scores: np.ndarray) -> np.ndarray:

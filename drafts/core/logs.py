@@ -13,7 +13,7 @@ import io
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -240,7 +240,3 @@ def write_17lands_csv(fh, cards: list[str], rows: Iterable[dict]) -> int:
         writer.writerow([row.get(c, "") for c in META_COLUMNS] + pack + pool)
         written += 1
     return written
-
-
-def iter_rows(logs: DraftLogs) -> Iterator[int]:
-    return iter(range(len(logs)))
