@@ -4,6 +4,7 @@ from django.urls import path
 from decks.api import CardViewSet, DeckViewSet
 from decks.completion_api import CompletionDetailView, CompletionListView
 from drafts.api import DraftDetailView, DraftExportView, SetListView, SimulateView, SuggestView
+from drafts.pod_api import PodCreateView, PodJoinView, PodPickView, PodStartView, PodView
 
 urlpatterns = [
     path("cards/", CardViewSet.as_view({"get": "list"}), name="api-card-list"),
@@ -17,5 +18,10 @@ urlpatterns = [
     path("drafts/simulate", SimulateView.as_view(), name="api-draft-simulate"),
     path("drafts/suggest", SuggestView.as_view(), name="api-draft-suggest"),
     path("drafts/<uuid:draft_id>", DraftDetailView.as_view(), name="api-draft-detail"),
+    path("pods", PodCreateView.as_view(), name="api-pods"),
+    path("pods/<uuid:draft_id>", PodView.as_view(), name="api-pod"),
+    path("pods/<uuid:draft_id>/join", PodJoinView.as_view(), name="api-pod-join"),
+    path("pods/<uuid:draft_id>/start", PodStartView.as_view(), name="api-pod-start"),
+    path("pods/<uuid:draft_id>/picks", PodPickView.as_view(), name="api-pod-pick"),
     path("drafts/<uuid:draft_id>/export", DraftExportView.as_view(), name="api-draft-export"),
 ]

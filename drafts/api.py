@@ -1,7 +1,6 @@
 """Draft API: draftable sets, simulate a pod, read a pod, rank a pack (suggestions), export."""
 from __future__ import annotations
 
-import io
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -54,10 +53,13 @@ class SimulateSerializer(serializers.Serializer):
 
 
 def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
+    from drafts.pod_views import visible_seats
+
     seats = []
     picks = {}
+    visible = set(visible_seats(request, draft).values_list("pk", flat=True))
     if with_picks:
-        for p in DraftPick.objects.filter(seat__draft=draft).order_by("seat__seat", "pack_number", "pick_number"):
+        for p in DraftPick.objects.filter(seat__draft=draft, seat__in=visible).order_by("seat__seat", "pack_number", "pick_number"):
             picks.setdefault(p.seat_id, []).append({
                 "pack_number": p.pack_number, "pick_number": p.pick_number, "pick": p.pick, "pack": p.pack,
                 "pool": p.pool, "scores": p.scores})
@@ -109,12 +111,11 @@ class DraftDetailView(APIView):
 class DraftExportView(APIView):
     @extend_schema(responses={(200, "text/csv"): str}, description="The draft in the 17Lands public CSV layout.")
     def get(self, request, draft_id):
-        from drafts.logstore import export_logs
+
+        from drafts.pod_views import csv_download, visible_seats
 
         draft = get_object_or_404(Draft, pk=draft_id)
-        buffer = io.StringIO()
-        export_logs(draft.seat_set.select_related("draft"), buffer)
-        return HttpResponse(buffer.getvalue(), content_type="text/csv")
+        return csv_download(visible_seats(request, draft), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}.csv")
 
 
 class SuggestSerializer(serializers.Serializer):

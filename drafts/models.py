@@ -12,6 +12,7 @@ from django.db import models
 class Draft(models.Model):
     KINDS = [("simulated", "simulated"), ("imported", "imported"), ("online", "online")]
     STATUSES = [("open", "open"), ("drafting", "drafting"), ("complete", "complete")]
+    TIMERS = [(0, "off"), (30, "30 s"), (45, "45 s"), (60, "60 s"), (90, "90 s"), (120, "120 s")]
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     set_code = models.CharField(max_length=10, db_index=True)
@@ -28,6 +29,11 @@ class Draft(models.Model):
     state = models.JSONField(null=True, blank=True, help_text="pod engine state while drafting")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     started = models.DateTimeField(null=True, blank=True, help_text="17Lands draft_time")
+    # Online pods (kind="online"): status "open" is the lobby, then "drafting", then "complete".
+    bot_kind = models.CharField(max_length=20, default="draftsim", help_text="bot for empty seats and suggestions")
+    pick_timer = models.PositiveSmallIntegerField(default=0, choices=TIMERS, help_text="seconds per pick; 0 = off")
+    host_seat = models.PositiveSmallIntegerField(null=True, blank=True, help_text="seat of the person who may start")
+    revision = models.PositiveIntegerField(default=0, help_text="bumped by every change of an online pod")
     created = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
@@ -45,6 +51,12 @@ class DraftSeat(models.Model):
     log_id = models.CharField(max_length=40, unique=True, help_text="its 17Lands draft_id (32 hex characters)")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     display_name = models.CharField(max_length=60, blank=True)
+    session_key = models.CharField(max_length=40, blank=True, db_index=True,
+                                   help_text="a guest's session: the seat is bound to it")
+    consent = models.BooleanField(null=True, blank=True,
+                                  help_text="the drafter agreed (True) or refused (False) to share picks for training")
+    pack_since = models.DateTimeField(null=True, blank=True, help_text="when the current pack reached the seat")
+    deadline = models.DateTimeField(null=True, blank=True, help_text="when the current pick times out")
     colors = models.CharField(max_length=5, blank=True, help_text="colours of the built deck")
     deck = models.ForeignKey("decks.Deck", null=True, blank=True, on_delete=models.SET_NULL)
 
@@ -67,6 +79,7 @@ class DraftPick(models.Model):
     picked_at = models.DateTimeField()
     elapsed_ms = models.PositiveIntegerField(null=True, blank=True, help_text="time taken to pick")
     client_pick_id = models.CharField(max_length=64, null=True, blank=True)
+    timed_out = models.BooleanField(default=False, db_default=False, help_text="the timer ran out and the suggested card was taken")
 
     class Meta:
         ordering = ["seat", "pack_number", "pick_number"]
@@ -76,3 +89,14 @@ class DraftPick(models.Model):
 
     def __str__(self):
         return f"P{self.pack_number + 1}p{self.pick_number + 1}: {self.pick}"
+
+
+class DrafterProfile(models.Model):
+    """A signed-up drafter's data-sharing choice (asked at sign-up or at the first draft)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drafter_profile")
+    consent = models.BooleanField(null=True, blank=True, help_text="include my drafts in the training data")
+    decided = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.user} consent={self.consent}"

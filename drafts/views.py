@@ -1,7 +1,6 @@
 """Draft pages: stored drafts, simulating a pod, a pod, a seat's history (with its plot), export."""
 from __future__ import annotations
 
-import io
 
 from django import forms
 from django.http import Http404, HttpResponse
@@ -77,13 +76,21 @@ def draft_detail(request, draft_id):
 
     seats = list(draft.seat_set.select_related("deck", "bot_version").annotate(n_picks=Count("picks")))
     first_picks = {p.seat_id: p.pick for p in DraftPick.objects.filter(seat__draft=draft, pack_number=0, pick_number=0)}
-    rows = [{"seat": s, "first_pick": first_picks.get(s.pk, ""), "picks": s.n_picks} for s in seats]
+    from drafts.pod_views import may_see_seat
+
+    rows = [{"seat": s, "first_pick": first_picks.get(s.pk, "") if may_see_seat(request, s) else "",
+             "visible": may_see_seat(request, s), "picks": s.n_picks} for s in seats]
     return render(request, "drafts/draft_detail.html", {"draft": draft, "rows": rows})
 
 
-def _seat(draft_id, seat_number) -> DraftSeat:
-    return get_object_or_404(DraftSeat.objects.select_related("draft", "deck", "bot_version"),
+def _seat(request, draft_id, seat_number) -> DraftSeat:
+    from drafts.pod_views import may_see_seat
+
+    seat = get_object_or_404(DraftSeat.objects.select_related("draft", "deck", "bot_version"),
                              draft_id=draft_id, seat=seat_number)
+    if not may_see_seat(request, seat):  # an online pod's seats are private to their drafters
+        raise Http404("this seat's picks are private to its drafter")
+    return seat
 
 
 def color_groups(names: list[str], s) -> list[dict]:
@@ -103,7 +110,7 @@ def color_groups(names: list[str], s) -> list[dict]:
 
 @require_GET
 def seat_detail(request, draft_id, seat_number: int):
-    seat = _seat(draft_id, seat_number)
+    seat = _seat(request, draft_id, seat_number)
     picks = list(seat.picks.all())
     try:
         s = services.set_list(seat.draft.set_code)
@@ -126,7 +133,7 @@ def seat_detail(request, draft_id, seat_number: int):
 def seat_history_plot(request, draft_id, seat_number: int, fmt: str):
     from drafts.core.plots import draft_history_figure, figure_bytes
 
-    seat = _seat(draft_id, seat_number)
+    seat = _seat(request, draft_id, seat_number)
     picks = list(seat.picks.all())
     if not picks:
         raise Http404("no picks yet")
@@ -142,21 +149,18 @@ def seat_history_plot(request, draft_id, seat_number: int, fmt: str):
 
 @require_GET
 def draft_export(request, draft_id):
-    from drafts.logstore import export_logs
+
+    from drafts.pod_views import csv_download, visible_seats
 
     draft = get_object_or_404(Draft, pk=draft_id)
-    seats = draft.seat_set.all()
+    seats = visible_seats(request, draft)
     seat = request.GET.get("seat")
     if seat not in (None, ""):
         if not seat.isdigit() or not seats.filter(seat=int(seat)).exists():
             return HttpResponse(f"no seat {seat!r} in this draft", status=400, content_type="text/plain")
         seats = seats.filter(seat=int(seat))
-    buffer = io.StringIO()
-    export_logs(seats.select_related("draft"), buffer)
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv")
     suffix = f"-seat{int(seat) + 1}" if seat not in (None, "") else ""
-    response["Content-Disposition"] = f'attachment; filename="draft_data.{draft.set_code}.{str(draft.pk)[:8]}{suffix}.csv"'
-    return response
+    return csv_download(seats.select_related("draft"), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}{suffix}.csv")
 
 
 @require_GET

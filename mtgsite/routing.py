@@ -1,4 +1,5 @@
 """All websocket routes; each app contributes its own list."""
 from decks.routing import websocket_urlpatterns as deck_ws
+from drafts.routing import websocket_urlpatterns as draft_ws
 
-websocket_urlpatterns = [*deck_ws]
+websocket_urlpatterns = [*deck_ws, *draft_ws]

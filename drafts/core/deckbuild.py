@@ -248,4 +248,36 @@ def build_deck(pool: Sequence[str], set_list: SetList, ratings: Mapping[str, flo
                      score=round(score, 4))
 
 
-__all__ = ["BASIC_FOR_COLOR", "BuiltDeck", "DEFAULT_RATING", "build_deck", "commitment", "split_basics"]
+
+
+def check_build(pool: Sequence[str], main: Sequence[tuple[str, int]], side: Sequence[tuple[str, int]],
+                basics: Sequence[str] = tuple(BASIC_FOR_COLOR.values()) + (COLORLESS_BASIC,),
+                max_basics: int = 60) -> list[str]:
+    """Check a hand-built limited deck against the pool it comes from. Raises ``ValueError`` (with
+    every problem) when a card is not in the pool or is used more often than it was drafted;
+    basics are free. Returns warnings (a main deck under 40 cards) that do not stop a save."""
+    problems, have = [], Counter(pool)
+    used: Counter = Counter()
+    lands = 0
+    for board in (main, side):
+        for name, count in board:
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                problems.append(f"{name}: the count must be a whole number, not {count!r}")
+            elif name in basics:
+                lands += count if board is main else 0
+            else:
+                used[name] += count
+    for name, count in used.items():
+        if name not in have:
+            problems.append(f"{name} is not in your pool")
+        elif count > have[name]:
+            problems.append(f"{name}: you drafted {have[name]}, the deck uses {count}")
+    if lands > max_basics:
+        problems.append(f"{lands} basic lands is too many (at most {max_basics})")
+    if problems:
+        raise ValueError("; ".join(problems))
+    size = sum(c for _, c in main)
+    return [f"the main deck has {size} cards; limited decks need at least 40"] if size < 40 else []
+
+
+__all__ = ["BASIC_FOR_COLOR", "BuiltDeck", "DEFAULT_RATING", "build_deck", "check_build", "commitment", "split_basics"]

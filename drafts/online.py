@@ -1,0 +1,457 @@
+"""Online draft pods: lobby, seats bound to people, picks under a row lock, timers (the shell).
+
+The pod's truth is the ``Draft`` row: ``state`` holds the pure engine's state (``DraftPod.to_state``)
+and every pick is a ``DraftPick`` row. Each change (join, start, pick, time-out) runs in one
+transaction that first locks the draft row (``SELECT ... FOR UPDATE`` on PostgreSQL; a process lock
+on SQLite, where the embedded stack has a single server process), replays the state, applies the
+change, lets the bots catch up and writes the new state with the new pick rows. A crash at any point
+leaves the previous state; a resent pick (same ``client_pick_id``) is answered from the stored row.
+
+What changed is returned as an :class:`Outcome`: the new private view of each human seat whose pack
+or pool changed and the public status. :func:`publish` sends them to the channel layer after the
+commit: a seat's view only to that seat's group, the status to the pod's group.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Iterable
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from drafts import services
+from drafts.core.cards import DraftError
+from drafts.core.pod import DraftPod, PickRecord, simulate
+from drafts.core.protocol import public_status, seat_key, seat_view
+from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
+
+log = logging.getLogger(__name__)
+ONLINE_BOTS = ("draftsim", "archetype", "neural", "rating", "random")
+NAME = re.compile(r"^[\w .'-]{1,40}$")
+_sqlite_lock = threading.RLock()
+
+
+class PodError(DraftError):
+    """A refused action; ``code`` is the HTTP-ish reason: 400 bad input, 403 not yours, 404, 409 conflict."""
+
+    def __init__(self, message: str, code: int = 400):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Outcome:
+    draft_id: str
+    status: dict
+    views: dict[int, dict] = field(default_factory=dict)  # human seat -> its private view
+    ack: dict | None = None  # the answer to a pick: {"client_pick_id", "card", "pack_number", "pick_number", "duplicate"}
+    timers: list[tuple[int, float]] = field(default_factory=list)  # (seat, deadline epoch) to watch
+
+
+def pod_group(draft_id) -> str:
+    return f"pod-{draft_id}"
+
+
+def seat_group(draft_id, seat: int) -> str:
+    return f"pod-{draft_id}-seat-{seat}"
+
+
+# --- identity ------------------------------------------------------------------------------------------
+
+def clean_name(name: str) -> str:
+    name = " ".join((name or "").split())
+    if not NAME.match(name):
+        raise PodError("a display name is 1 to 40 letters, digits, spaces or .'-")
+    return name
+
+
+def consent_of(user) -> bool | None:
+    if user is None or not user.is_authenticated:
+        return None
+    profile = DrafterProfile.objects.filter(user=user).first()
+    return None if profile is None else profile.consent
+
+
+def set_consent(user, consent: bool) -> None:
+    """Record a signed-up drafter's choice and apply it to all their seats (past drafts included)."""
+    DrafterProfile.objects.update_or_create(user=user, defaults={"consent": bool(consent), "decided": timezone.now()})
+    DraftSeat.objects.filter(user=user).update(consent=bool(consent))
+
+
+def seat_of(draft: Draft, user, session_key: str | None) -> DraftSeat | None:
+    """The seat this person holds in the pod: by account when logged in, else by guest session."""
+    rows = DraftSeat.objects.filter(draft=draft, drafter="human")
+    if user is not None and user.is_authenticated:
+        return rows.filter(user=user).first()
+    if session_key:
+        return rows.filter(user__isnull=True, session_key=session_key).first()
+    return None
+
+
+# --- locking and loading ------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def locked(draft_id):
+    """One transaction holding the draft row's lock; yields the Draft (404 PodError when missing)."""
+    lock = _sqlite_lock if connection.vendor == "sqlite" else contextlib.nullcontext()
+    with lock, transaction.atomic():
+        draft = Draft.objects.select_for_update().filter(pk=draft_id, kind="online").first()
+        if draft is None:
+            raise PodError("no such draft pod", 404)
+        yield draft
+
+
+def load_pod(draft: Draft) -> DraftPod:
+    s = services.set_list(draft.set_code)
+    return DraftPod.from_state(s, draft.state)
+
+
+def _bots(draft: Draft, pod: DraftPod, seats: Iterable[DraftSeat]) -> dict:
+    out = {}
+    for row in seats:
+        if row.drafter != "human":
+            out[row.seat] = services.get_bot(row.drafter, pod.set_list, seed=(draft.seed or 0) + row.seat)[0]
+    return out
+
+
+def suggestions_for(draft: Draft, pod: DraftPod, seat: int):
+    pack = pod.current_pack(seat)
+    if pack is None:
+        return None
+    try:
+        bot, _ = services.get_bot(draft.bot_kind, pod.set_list, seed=(draft.seed or 0) + seat)
+        return bot.pick(pack, pod.pool(seat), pod.context(seat))
+    except DraftError:
+        return None
+
+
+def _epoch(value) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def status_of(draft: Draft, pod: DraftPod | None, seats: list[DraftSeat], connected: set[int] = frozenset()) -> dict:
+    rows = {s.seat: s for s in seats}
+    out = []
+    for n in range(draft.seats):
+        row = rows.get(n)
+        if row is None:
+            out.append({"seat": n, "name": "", "kind": "open"})
+        elif row.drafter == "human":
+            out.append({"seat": n, "name": row.display_name, "kind": "human", "connected": n in connected})
+        else:
+            out.append({"seat": n, "name": f"{row.drafter} bot", "kind": "bot", "connected": True})
+    body = public_status(pod, out, draft.status, draft.host_seat)
+    body.update(set=draft.set_code, timer=draft.pick_timer, bot=draft.bot_kind, id=str(draft.pk))
+    return body
+
+
+def view_of(draft: Draft, pod: DraftPod | None, row: DraftSeat) -> dict:
+    """The private view of a human seat (lobby: just the seat number)."""
+    if pod is None:
+        return {"v": 1, "type": "seat", "seat": row.seat, "complete": False, "pack": None, "pool": [],
+                "lobby": True}
+    view = seat_view(pod, row.seat, deadline=_epoch(row.deadline), suggestions=suggestions_for(draft, pod, row.seat))
+    view["deck_url"] = f"/drafts/{draft.pk}/seats/{row.seat}/build/" if pod.is_complete else None
+    return view
+
+
+# --- lobby -------------------------------------------------------------------------------------------
+
+def create_pod(set_code: str, seats: int, bot_kind: str, pick_timer: int, display_name: str, user=None,
+               session_key: str | None = None, consent: bool | None = None, seed: int | None = None,
+               packs: int = 3) -> tuple[Draft, DraftSeat]:
+    """Open a pod in the lobby state with its creator (the host) in seat 0."""
+    import numpy as np
+
+    s = services.set_list(set_code)  # DraftError for an unknown set
+    if not isinstance(seats, int) or not 2 <= seats <= 8:
+        raise PodError("a pod has 2 to 8 seats")
+    if bot_kind not in ONLINE_BOTS:
+        raise PodError(f"unknown bot {bot_kind!r}; choose one of {', '.join(ONLINE_BOTS)}")
+    services.get_bot(bot_kind, s)  # refuses a bot that has no trained version for this set
+    if pick_timer not in dict(Draft.TIMERS):
+        raise PodError("the pick timer is off (0) or 30, 45, 60, 90 or 120 seconds")
+    if not (user is not None and user.is_authenticated) and not session_key:
+        raise PodError("a guest needs a session (enable cookies)", 403)
+    name = clean_name(display_name)
+    seed = int(np.random.default_rng().integers(0, 2**31)) if seed is None else int(seed)
+    with transaction.atomic():
+        draft = Draft.objects.create(set_code=s.code, kind="online", status="open", seats=seats, packs=packs,
+                                     seed=seed, bot_kind=bot_kind, pick_timer=pick_timer, host_seat=0,
+                                     event_type="ManaforgeDraft",
+                                     owner=user if user is not None and user.is_authenticated else None)
+        row = _add_human(draft, 0, name, user, session_key, consent)
+    return draft, row
+
+
+def _add_human(draft, seat, name, user, session_key, consent) -> DraftSeat:
+    signed_in = user is not None and user.is_authenticated
+    if signed_in and consent is None:
+        consent = consent_of(user)
+    return DraftSeat.objects.create(draft=draft, seat=seat, drafter="human", log_id=services.new_log_id(),
+                                    user=user if signed_in else None,
+                                    session_key="" if signed_in else (session_key or ""),
+                                    display_name=name, consent=consent)
+
+
+def join_pod(draft_id, display_name: str, user=None, session_key: str | None = None,
+             consent: bool | None = None) -> tuple[DraftSeat, Outcome]:
+    """Take the lowest free seat of a pod in the lobby (joining twice returns the same seat)."""
+    with locked(draft_id) as draft:
+        existing = seat_of(draft, user, session_key)
+        if existing is not None:
+            return existing, _status_outcome(draft)
+        if draft.status != "open":
+            raise PodError("this draft has started; you can only watch it", 409)
+        if not (user is not None and user.is_authenticated) and not session_key:
+            raise PodError("a guest needs a session (enable cookies)", 403)
+        name = clean_name(display_name)
+        taken = set(draft.seat_set.values_list("seat", flat=True))
+        free = [n for n in range(draft.seats) if n not in taken]
+        if not free:
+            raise PodError("the pod is full", 409)
+        row = _add_human(draft, free[0], name, user, session_key, consent)
+        draft.revision += 1
+        draft.save(update_fields=["revision"])
+        return row, _status_outcome(draft)
+
+
+def leave_pod(draft_id, user=None, session_key: str | None = None) -> Outcome:
+    """Give up a seat while the pod is still in the lobby (the host cannot leave: they cancel)."""
+    with locked(draft_id) as draft:
+        row = seat_of(draft, user, session_key)
+        if row is None:
+            raise PodError("you have no seat in this pod", 403)
+        if draft.status != "open":
+            raise PodError("the draft has started; seats are fixed now", 409)
+        if row.seat == draft.host_seat:
+            raise PodError("the host cannot leave; start the draft or let it lapse", 409)
+        row.delete()
+        draft.revision += 1
+        draft.save(update_fields=["revision"])
+        return _status_outcome(draft)
+
+
+def _status_outcome(draft: Draft) -> Outcome:
+    pod = load_pod(draft) if draft.state else None
+    return Outcome(str(draft.pk), status_of(draft, pod, list(draft.seat_set.all())))
+
+
+def start_pod(draft_id, user=None, session_key: str | None = None) -> Outcome:
+    """The host starts: bots take the empty seats, every seat opens its first pack, bots pick."""
+    with locked(draft_id) as draft:
+        row = seat_of(draft, user, session_key)
+        if row is None or row.seat != draft.host_seat:
+            raise PodError("only the host can start the draft", 403)
+        if draft.status != "open":
+            raise PodError("the draft has already started", 409)
+        s = services.set_list(draft.set_code)
+        taken = set(draft.seat_set.values_list("seat", flat=True))
+        version = services.get_bot(draft.bot_kind, s)[1]
+        for n in range(draft.seats):
+            if n not in taken:
+                DraftSeat.objects.create(draft=draft, seat=n, drafter=draft.bot_kind, bot_version=version,
+                                         log_id=services.new_log_id(), display_name=f"{draft.bot_kind} bot")
+        pod = DraftPod(s, seats=draft.seats, packs=draft.packs, seed=draft.seed)
+        draft.status = "drafting"
+        draft.started = timezone.now()
+        draft.picks_per_pack = pod.picks_per_pack
+        return _advance(draft, pod, list(draft.seat_set.all()), before={}, records=[])
+
+
+def make_pick(draft_id, seat: int, card: str, pack_number: int, pick_number: int, client_pick_id: str,
+              now=None) -> Outcome:
+    """Apply one person's pick (validated against the stored state) and let the bots catch up."""
+    with locked(draft_id) as draft:
+        rows = list(draft.seat_set.all())
+        row = next((r for r in rows if r.seat == seat and r.drafter == "human"), None)
+        if row is None:
+            raise PodError(f"seat {seat} is not a person's seat in this pod", 403)
+        done = DraftPick.objects.filter(seat=row, client_pick_id=client_pick_id).first() if client_pick_id else None
+        if done is not None:  # a resend (reconnect, double click): answer with what was stored
+            pod = load_pod(draft)
+            out = Outcome(str(draft.pk), status_of(draft, pod, rows), views={seat: view_of(draft, pod, row)})
+            out.ack = {"client_pick_id": client_pick_id, "card": done.pick, "pack_number": done.pack_number,
+                       "pick_number": done.pick_number, "duplicate": True}
+            return out
+        if draft.status != "drafting":
+            raise PodError("the draft has not started" if draft.status == "open" else "the draft is complete", 409)
+        pod = load_pod(draft)
+        before = {r.seat: seat_key(pod, r.seat) for r in rows if r.drafter == "human"}
+        try:
+            record = pod.pick(seat, card, pack_number=pack_number, pick_number=pick_number)
+        except DraftError as exc:
+            raise PodError(str(exc), 409) from None
+        out = _advance(draft, pod, rows, before, [record], client_pick_ids={id(record): client_pick_id}, now=now)
+        out.ack = {"client_pick_id": client_pick_id, "card": record.pick, "pack_number": record.pack_number,
+                   "pick_number": record.pick_number, "duplicate": False}
+        return out
+
+
+def expire_overdue(draft_id, now=None) -> Outcome | None:
+    """Take the suggested card for every person whose pick timer ran out. None when nothing was due."""
+    now = now or timezone.now()
+    with locked(draft_id) as draft:
+        if draft.status != "drafting" or not draft.pick_timer:
+            return None
+        rows = list(draft.seat_set.all())
+        due = [r for r in rows if r.drafter == "human" and r.deadline is not None and r.deadline <= now]
+        if not due:
+            return None
+        pod = load_pod(draft)
+        before = {r.seat: seat_key(pod, r.seat) for r in rows if r.drafter == "human"}
+        records = []
+        for r in due:
+            if pod.current_pack(r.seat) is None:
+                continue
+            ranking = suggestions_for(draft, pod, r.seat) or [(pod.current_pack(r.seat)[0], 0.0)]
+            records.append(pod.pick(r.seat, ranking[0][0], scores=ranking))
+        if not records:
+            return None
+        return _advance(draft, pod, rows, before, records, timed_out={id(r) for r in records}, now=now)
+
+
+def _advance(draft: Draft, pod: DraftPod, rows: list[DraftSeat], before: dict, records: list[PickRecord],
+             client_pick_ids: dict | None = None, timed_out: set | None = None, now=None) -> Outcome:
+    """Bots catch up; store the picks, the state, the seats' timers; build the decks when complete."""
+    now = now or timezone.now()
+    bots = _bots(draft, pod, rows)
+    records = list(records)
+    simulate(pod, bots, on_pick=records.append)
+    by_seat = {r.seat: r for r in rows}
+    client_pick_ids, timed_out = client_pick_ids or {}, timed_out or set()
+    DraftPick.objects.bulk_create([
+        DraftPick(seat=by_seat[r.seat], pack_number=r.pack_number, pick_number=r.pick_number, pack=list(r.pack),
+                  pool=list(r.pool), pick=r.pick, picked_at=now, client_pick_id=client_pick_ids.get(id(r)),
+                  scores=[[n, round(float(v), 5)] for n, v in r.scores] if r.scores else None,
+                  timed_out=id(r) in timed_out,
+                  elapsed_ms=_elapsed_ms(by_seat[r.seat], now) if by_seat[r.seat].drafter == "human" else None)
+        for r in records])
+    draft.state = pod.to_state()
+    draft.revision += 1
+    if pod.is_complete:
+        draft.status = "complete"
+    draft.save(update_fields=["state", "revision", "status", "started", "picks_per_pack"])
+    out = Outcome(str(draft.pk), {})
+    for r in rows:
+        if r.drafter != "human":
+            continue
+        key = seat_key(pod, r.seat)
+        if before.get(r.seat) == key:
+            continue
+        has_pack = pod.current_pack(r.seat) is not None
+        r.pack_since = now if has_pack else None
+        r.deadline = now + timedelta(seconds=draft.pick_timer) if has_pack and draft.pick_timer else None
+        r.save(update_fields=["pack_since", "deadline"])
+        out.views[r.seat] = view_of(draft, pod, r)
+        if r.deadline is not None:
+            out.timers.append((r.seat, r.deadline.timestamp()))
+    if pod.is_complete:
+        s = pod.set_list
+        for r in rows:
+            if r.drafter != "human":
+                services.build_seat_deck(r, pod.pool(r.seat), s)
+    out.status = status_of(draft, pod, rows)
+    return out
+
+
+def _elapsed_ms(row: DraftSeat, now) -> int | None:
+    if row.pack_since is None:
+        return None
+    return max(0, int((now - row.pack_since).total_seconds() * 1000))
+
+
+def snapshot(draft_id, seat: int | None) -> tuple[dict, dict | None]:
+    """(public status, private view of ``seat`` or None): what a (re)connecting socket is sent."""
+    draft = Draft.objects.filter(pk=draft_id, kind="online").first()
+    if draft is None:
+        raise PodError("no such draft pod", 404)
+    rows = list(draft.seat_set.all())
+    pod = load_pod(draft) if draft.state else None
+    view = None
+    if seat is not None:
+        row = next((r for r in rows if r.seat == seat), None)
+        view = None if row is None else view_of(draft, pod, row)
+    return status_of(draft, pod, rows, connected=connected_seats(draft_id)), view
+
+
+# --- presence (who has a socket open), in the cache ---------------------------------------------------
+
+PRESENCE_TTL = 90
+
+
+def _presence_key(draft_id, seat):
+    return f"pod:{draft_id}:present:{seat}"
+
+
+def mark_present(draft_id, seat: int, present: bool) -> None:
+    from django.core.cache import cache
+
+    if present:
+        cache.set(_presence_key(draft_id, seat), 1, PRESENCE_TTL)
+    else:
+        cache.delete(_presence_key(draft_id, seat))
+
+
+def connected_seats(draft_id) -> set[int]:
+    from django.core.cache import cache
+
+    found = cache.get_many([_presence_key(draft_id, n) for n in range(8)])
+    return {n for n in range(8) if _presence_key(draft_id, n) in found}
+
+
+# --- publishing --------------------------------------------------------------------------------------
+
+async def publish(layer, outcome: Outcome | None) -> None:
+    """Send each changed seat its own view (to its private group) and everyone the public status."""
+    if layer is None or outcome is None:
+        return
+    for seat, view in outcome.views.items():
+        await layer.group_send(seat_group(outcome.draft_id, seat), {"type": "pod.seat", "view": view})
+    if outcome.status:
+        await layer.group_send(pod_group(outcome.draft_id), {"type": "pod.status", "status": outcome.status})
+
+
+def publish_sync(outcome: Outcome | None) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    async_to_sync(publish)(get_channel_layer(), outcome)
+    schedule_timers(outcome)
+
+
+def schedule_timers(outcome: Outcome | None) -> None:
+    """On the services stack a Celery task wakes at each deadline (sockets also watch their own)."""
+    if outcome is None or not outcome.timers or getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+        return
+    from datetime import datetime, timezone as dt_timezone
+
+    from drafts.tasks import expire_picks
+
+    for _, deadline in outcome.timers:
+        try:
+            expire_picks.apply_async(args=[outcome.draft_id],
+                                     eta=datetime.fromtimestamp(deadline + 0.05, tz=dt_timezone.utc))
+        except Exception:  # the broker is down: the sockets' own watchdogs and the worker's sweep cover it
+            log.exception("could not schedule the pick timer of pod %s", outcome.draft_id)
+
+
+def sweep_overdue() -> int:
+    """Expire every overdue pick of every running pod (a worker runs this when it starts)."""
+    n = 0
+    ids = Draft.objects.filter(kind="online", status="drafting", pick_timer__gt=0).values_list("pk", flat=True)
+    for draft_id in list(ids):
+        outcome = expire_overdue(draft_id)
+        if outcome is not None:
+            n += 1
+            publish_sync(outcome)
+    for draft_id, deadline in DraftSeat.objects.filter(draft__kind="online", draft__status="drafting",
+                                                       deadline__isnull=False).values_list("draft_id", "deadline"):
+        schedule_timers(Outcome(str(draft_id), {}, timers=[(0, deadline.timestamp())]))
+    return n

@@ -1,0 +1,141 @@
+"""Online pod API (session-authenticated; guests get a session): create, read, join, start, pick.
+
+The same service functions as the websocket (drafts.online), so a pick made here is validated,
+locked and published exactly like one made over the socket.
+"""
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from decks.api import ApiErrorsSerializer, errors_response
+from drafts import online
+from drafts.api import _json_body
+from drafts.core.cards import DraftError
+from drafts.core.protocol import CLIENT_PICK_ID
+from drafts.pod_views import current_consent, guest_key, remember_consent
+
+
+def _error(exc: DraftError):
+    code = getattr(exc, "code", 400)
+    return errors_response({"message": str(exc)}, code=code if code in (400, 403, 404, 409) else 400)
+
+
+def _consent(request, data):
+    """The body's consent (true/false), else the choice already on file (None: not asked yet)."""
+    value = data.get("consent")
+    if value is not None and not isinstance(value, bool):
+        raise online.PodError("consent must be true or false")
+    return current_consent(request) if value is None else value
+
+
+def _body(request, draft_id):
+    draft = online.Draft.objects.filter(pk=draft_id, kind="online").first()
+    if draft is None:
+        raise online.PodError("no such draft pod", 404)
+    seat = online.seat_of(draft, request.user, guest_key(request))
+    status_, view = online.snapshot(draft.pk, seat.seat if seat else None)
+    return {"id": str(draft.pk), "page": request.build_absolute_uri(reverse("pod", args=[draft.pk])),
+            "websocket": f"/ws/pods/{draft.pk}/", "status": status_, "you": view}
+
+
+class PodCreateSerializer(serializers.Serializer):
+    set = serializers.CharField()
+    seats = serializers.IntegerField(default=8)
+    bot = serializers.CharField(default="draftsim")
+    pick_timer = serializers.IntegerField(default=0, help_text="0 (off), 30, 45, 60, 90 or 120 seconds")
+    display_name = serializers.CharField()
+    consent = serializers.BooleanField(required=False, help_text="share my drafts to train the bots")
+
+
+class PodCreateView(APIView):
+    @extend_schema(request=PodCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
+                   examples=[OpenApiExample("Pod", request_only=True, value={
+                       "set": "BLB", "seats": 8, "bot": "draftsim", "pick_timer": 60, "display_name": "Ana",
+                       "consent": True})],
+                   description="Open a pod in the lobby with you (the host) in seat 0; share its page to fill seats.")
+    def post(self, request):
+        data, error = _json_body(request)
+        if error:
+            return error
+        try:
+            consent = _consent(request, data)
+            seats, timer = data.get("seats", 8), data.get("pick_timer", 0)
+            if isinstance(seats, bool) or isinstance(timer, bool):
+                raise online.PodError("seats and pick_timer are numbers")
+            draft, _ = online.create_pod(str(data.get("set") or ""), seats, str(data.get("bot") or "draftsim"), timer,
+                                         str(data.get("display_name") or ""), user=request.user,
+                                         session_key=guest_key(request, create=True), consent=consent)
+        except DraftError as exc:
+            return _error(exc)
+        remember_consent(request, consent)
+        return Response(_body(request, draft.pk), status=status.HTTP_201_CREATED,
+                        headers={"Location": reverse("api-pod", args=[draft.pk])})
+
+
+class PodView(APIView):
+    @extend_schema(responses={200: dict, 404: ApiErrorsSerializer},
+                   description="The pod's public status and, if you hold a seat, your own pack and pool.")
+    def get(self, request, draft_id):
+        try:
+            return Response(_body(request, draft_id))
+        except DraftError as exc:
+            return _error(exc)
+
+
+class PodJoinView(APIView):
+    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+                   description='Take a free seat: {"display_name": str, "consent": bool}.')
+    def post(self, request, draft_id):
+        data, error = _json_body(request)
+        if error:
+            return error
+        try:
+            consent = _consent(request, data)
+            _, outcome = online.join_pod(draft_id, str(data.get("display_name") or ""), user=request.user,
+                                         session_key=guest_key(request, create=True), consent=consent)
+        except DraftError as exc:
+            return _error(exc)
+        remember_consent(request, consent)
+        online.publish_sync(outcome)
+        return Response(_body(request, draft_id))
+
+
+class PodStartView(APIView):
+    @extend_schema(request=None, responses={200: dict, 403: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+                   description="The host starts the draft; bots take the empty seats.")
+    def post(self, request, draft_id):
+        try:
+            online.publish_sync(online.start_pod(draft_id, request.user, guest_key(request)))
+            return Response(_body(request, draft_id))
+        except DraftError as exc:
+            return _error(exc)
+
+
+class PodPickView(APIView):
+    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+                   description='Pick from your pack: {"card", "pack_number", "pick_number", "client_pick_id"} '
+                               "(0-based numbers; resending the same client_pick_id is answered, not applied twice).")
+    def post(self, request, draft_id):
+        data, error = _json_body(request)
+        if error:
+            return error
+        card, cid = data.get("card"), data.get("client_pick_id")
+        numbers = [data.get("pack_number"), data.get("pick_number")]
+        if not isinstance(card, str) or not card or not isinstance(cid, str) or not CLIENT_PICK_ID.match(cid) \
+                or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+            return errors_response({"message": "send card (a name), pack_number and pick_number (0-based integers) "
+                                               "and client_pick_id (1-64 letters, digits or _.:-)"})
+        try:
+            draft = online.Draft.objects.filter(pk=draft_id, kind="online").first()
+            seat = None if draft is None else online.seat_of(draft, request.user, guest_key(request))
+            if seat is None:
+                raise online.PodError("you have no seat in this pod", 404 if draft is None else 403)
+            outcome = online.make_pick(draft_id, seat.seat, card, numbers[0], numbers[1], cid)
+        except DraftError as exc:
+            return _error(exc)
+        online.publish_sync(outcome)
+        return Response({"picked": outcome.ack, **_body(request, draft_id)})

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from drafts.consumers import PodConsumer
+
+websocket_urlpatterns = [
+    path("ws/pods/<uuid:draft_id>/", PodConsumer.as_asgi()),
+]

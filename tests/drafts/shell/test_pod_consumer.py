@@ -1,0 +1,193 @@
+"""ws/pods/<id>/ with channels.testing: seats bound to sessions, picks, bad messages, hidden information."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.sessions.backends.db import SessionStore
+
+from drafts import online
+from drafts.models import DraftPick
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
+
+
+def guest_session() -> str:
+    store = SessionStore()
+    store["guest"] = True
+    store.create()
+    return store.session_key
+
+
+def pod_with_two_guests(timer=0):
+    a, b = guest_session(), guest_session()
+    draft, _ = online.create_pod("TST", 8, "draftsim", timer, "Ana", session_key=a, consent=True)
+    online.join_pod(draft.pk, "Ben", session_key=b, consent=False)
+    return draft, a, b
+
+
+async def connect(draft_id, session_key=None, path=None):
+    from mtgsite.asgi import application
+
+    headers = [(b"origin", b"http://localhost")]
+    if session_key:
+        headers.append((b"cookie", f"sessionid={session_key}".encode()))
+    comm = WebsocketCommunicator(application, path or f"/ws/pods/{draft_id}/", headers=headers)
+    connected, code = await comm.connect(timeout=10)
+    return comm, connected, code
+
+
+async def receive_until(comm, predicate, timeout=10, log=None):
+    while True:
+        msg = await comm.receive_json_from(timeout=timeout)
+        if log is not None:
+            log.append(msg)
+        if predicate(msg):
+            return msg
+
+
+async def drain(comm, log, timeout=0.3):
+    """Collect what is still queued (a timeout in receive_json_from would cancel the consumer)."""
+    while not await comm.receive_nothing(timeout=timeout):
+        log.append(await comm.receive_json_from())
+
+
+def test_seat_binding_start_pick_and_bad_messages(draft_set):
+    draft, a, b = pod_with_two_guests()
+
+    async def scenario():
+        ana, ok, _ = await connect(draft.pk, a)
+        assert ok
+        first = await receive_until(ana, lambda m: m["type"] == "status")
+        assert first["status"] == "open" and [s["kind"] for s in first["seats"][:3]] == ["human", "human", "open"]
+        lobby = await receive_until(ana, lambda m: m["type"] == "seat")
+        assert lobby["seat"] == 0 and lobby["pack"] is None
+
+        watcher, ok, _ = await connect(draft.pk, None)  # no seat: status only
+        assert ok
+        await receive_until(watcher, lambda m: m["type"] == "status")
+        await watcher.send_json_to({"v": 1, "action": "start"})
+        refused = await receive_until(watcher, lambda m: m["type"] == "error")
+        assert refused["code"] == 403
+
+        ben, ok, _ = await connect(draft.pk, b)
+        await receive_until(ben, lambda m: m["type"] == "seat")
+        await ben.send_json_to({"v": 1, "action": "start"})  # not the host
+        assert (await receive_until(ben, lambda m: m["type"] == "error"))["code"] == 403
+
+        await ana.send_json_to({"v": 1, "action": "start"})
+        view = await receive_until(ana, lambda m: m["type"] == "seat" and m["pack"])
+        assert view["pack_number"] == 0 and view["pick_number"] == 0 and view["suggestions"]
+
+        for bad, text in [("not json", "JSON"), ('{"v": 2, "action": "pick"}', "version"),
+                          ('{"v": 1, "action": "dance"}', "unknown action"),
+                          ('{"v": 1, "action": "pick", "card": "X", "pack_number": 0, "pick_number": 0}', "client_pick_id"),
+                          ('[1, 2]', "JSON objects")]:
+            await ana.send_to(text_data=bad)
+            err = await receive_until(ana, lambda m: m["type"] == "error")
+            assert text in err["message"]
+        await ana.send_json_to({"v": 1, "action": "pick", "card": "TST nothing", "pack_number": 0, "pick_number": 0,
+                                "client_pick_id": "p1"})
+        err = await receive_until(ana, lambda m: m["type"] == "error")
+        assert "not in the pack" in err["message"] and err["client_pick_id"] == "p1"
+
+        card = view["pack"][0]["name"]
+        pick = {"v": 1, "action": "pick", "card": card, "pack_number": 0, "pick_number": 0, "client_pick_id": "p2"}
+        await ana.send_json_to(pick)
+        ack = await receive_until(ana, lambda m: m["type"] == "picked")
+        assert ack["card"] == card and ack["duplicate"] is False
+        await ana.send_json_to(pick)  # a double click
+        again = await receive_until(ana, lambda m: m["type"] == "picked")
+        assert again["duplicate"] is True
+        for comm in (ana, ben, watcher):
+            await comm.disconnect()
+
+    asyncio.run(scenario())
+    assert DraftPick.objects.filter(seat__draft=draft, seat__seat=0).count() == 1
+
+
+def test_unknown_pod_is_refused(draft_set):
+    async def scenario():
+        comm, ok, code = await connect(None, path="/ws/pods/00000000-0000-0000-0000-000000000000/")
+        assert not ok and code == 4404
+
+    asyncio.run(scenario())
+
+
+def test_whole_pod_over_sockets_never_leaks_another_seats_pack_or_pool(draft_set):
+    """Two people and six bots draft to the end over sockets. Every message seat 0 receives is checked:
+    a seat view is its own (the pack it was shown, its own pool); a status holds no card name at all."""
+    draft, a, b = pod_with_two_guests()
+    names = set(draft_set)
+    logs = {0: [], 1: []}
+
+    async def drafter(comm, seat, done):
+        view = None
+        while True:
+            msg = await comm.receive_json_from(timeout=20)
+            logs[seat].append(msg)
+            if msg["type"] == "seat":
+                view = msg
+                if msg["complete"]:
+                    done.set()
+                    return
+                if msg["pack"]:
+                    await comm.send_json_to({"v": 1, "action": "pick", "card": msg["pack"][-1]["name"],
+                                             "pack_number": msg["pack_number"], "pick_number": msg["pick_number"],
+                                             "client_pick_id": f"{seat}-{msg['pack_number']}-{msg['pick_number']}"})
+            assert view is None or view["seat"] == seat
+
+    async def scenario():
+        ana, _, _ = await connect(draft.pk, a)
+        ben, _, _ = await connect(draft.pk, b)
+        await ana.send_json_to({"v": 1, "action": "start"})
+        done = [asyncio.Event(), asyncio.Event()]
+        await asyncio.gather(drafter(ana, 0, done[0]), drafter(ben, 1, done[1]))
+        await drain(ana, logs[0])
+        await ana.disconnect()
+        await ben.disconnect()
+
+    asyncio.run(scenario())
+    draft.refresh_from_db()
+    assert draft.status == "complete"
+    shown = {(p.pack_number, p.pick_number): p for p in DraftPick.objects.filter(seat__draft=draft, seat__seat=0)}
+    assert len(shown) == draft.packs * draft.picks_per_pack
+    for seat, log in logs.items():
+        for msg in log:
+            text = str(msg)
+            if msg["type"] == "status":
+                assert not any(n in text for n in names), "a public status named a card"
+                continue
+            if msg["type"] != "seat":
+                continue
+            assert msg["seat"] == seat
+            if seat == 0 and msg["pack"]:
+                record = shown[(msg["pack_number"], msg["pick_number"])]
+                assert [c["name"] for c in msg["pack"]] == record.pack  # exactly the pack seat 0 was shown
+                assert [c["name"] for c in msg["pool"]] == record.pool  # and its own pool
+
+
+def test_timer_runs_out_over_the_socket(draft_set, settings):
+    """A 30 s timer; the deadline is moved into the past and the seat's socket settles the pick."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from drafts.models import DraftSeat
+
+    draft, a, b = pod_with_two_guests(timer=30)
+    online.start_pod(draft.pk, None, a)
+    DraftSeat.objects.filter(draft=draft, seat=0).update(deadline=timezone.now() - timedelta(seconds=1))
+
+    async def scenario():
+        ana, _, _ = await connect(draft.pk, a)  # connecting settles what fell due while away
+        view = await receive_until(ana, lambda m: m["type"] == "seat" and m["pick_number"] == 1 or
+                                   (m["type"] == "seat" and m["pack"] is None and m["pool"]))
+        assert len(view["pool"]) == 1
+        await ana.disconnect()
+
+    asyncio.run(scenario())
+    auto = DraftPick.objects.get(seat__draft=draft, seat__seat=0, pack_number=0, pick_number=0)
+    assert auto.timed_out
