@@ -135,8 +135,9 @@ def _epoch(value) -> float | None:
     return None if value is None else value.timestamp()
 
 
-def status_of(draft: Draft, pod: DraftPod | None, seats: list[DraftSeat], connected: set[int] = frozenset()) -> dict:
+def status_of(draft: Draft, pod: DraftPod | None, seats: list[DraftSeat]) -> dict:
     rows = {s.seat: s for s in seats}
+    connected = connected_seats(draft.pk)
     out = []
     for n in range(draft.seats):
         row = rows.get(n)
@@ -378,7 +379,7 @@ def snapshot(draft_id, seat: int | None) -> tuple[dict, dict | None]:
     if seat is not None:
         row = next((r for r in rows if r.seat == seat), None)
         view = None if row is None else view_of(draft, pod, row)
-    return status_of(draft, pod, rows, connected=connected_seats(draft_id)), view
+    return status_of(draft, pod, rows), view
 
 
 # --- presence (who has a socket open), in the cache ---------------------------------------------------

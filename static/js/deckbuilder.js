@@ -30,7 +30,7 @@
   }
 
   function board(id) {
-    const ul = $(id);
+    const ul = $(id + "-board");
     const sorted = pairs(state[id]).sort((a, b) => (cards[a[0]].mv - cards[b[0]].mv) || a[0].localeCompare(b[0]));
     ul.replaceChildren(...sorted.map(([name, n]) => {
       const c = cards[name];

@@ -71,12 +71,12 @@
       if (status.status !== "open") {
         const picking = s.packs_waiting > 0;
         li.append(el("span", {"class": "seat-state " + (picking ? "picking" : "waiting")},
-          s.picks + " picks · " + (status.complete ? "done" : picking ? "picking" + (s.packs_waiting > 1 ? " (" + s.packs_waiting + " packs waiting)" : "") : "waiting")));
+          s.picks + (s.picks === 1 ? " pick · " : " picks · ") + (status.complete ? "done" : picking ? "picking" + (s.packs_waiting > 1 ? " (" + s.packs_waiting + " packs waiting)" : "") : "waiting")));
       }
       return li;
     }));
     const start = $("start-button");
-    if (start) start.hidden = status.status !== "open";
+    if (start) start.parentElement.hidden = status.status !== "open";
     if (status.status !== "open") {
       const join = $("join-form"); if (join) join.hidden = true;
       const wait = $("wait-host"); if (wait) wait.hidden = true;
