@@ -84,6 +84,12 @@ def set_consent(user, consent: bool) -> None:
     DraftSeat.objects.filter(user=user).update(consent=bool(consent))
 
 
+def consented_seats(code: str = ""):
+    """The training data people agreed to share: their own seats of finished online pods."""
+    seats = DraftSeat.objects.filter(draft__kind="online", draft__status="complete", drafter="human", consent=True)
+    return seats.filter(draft__set_code=code.upper()) if code else seats
+
+
 def seat_of(draft: Draft, user, session_key: str | None) -> DraftSeat | None:
     """The seat this person holds in the pod: by account when logged in, else by guest session."""
     rows = DraftSeat.objects.filter(draft=draft, drafter="human")

@@ -394,12 +394,7 @@ def consent_view(request):
 def consented_export(request):
     """The consented data set: the picks of people who opted in, one set (or all), 17Lands layout."""
     code = (request.GET.get("set") or "").upper()
-    return csv_download(consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
-
-
-def consented_seats(code: str = ""):
-    seats = DraftSeat.objects.filter(draft__kind="online", draft__status="complete", drafter="human", consent=True)
-    return seats.filter(draft__set_code=code) if code else seats
+    return csv_download(online.consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
 
 
 class SignupForm(UserCreationForm):

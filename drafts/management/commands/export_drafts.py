@@ -17,9 +17,13 @@ class Command(BaseCommand):
         parser.add_argument("--set", dest="set_code", help="all drafts of this set")
         parser.add_argument("--draft", nargs="*", default=[], help="draft (pod) ids")
         parser.add_argument("--kind", choices=["simulated", "imported", "online"])
+        parser.add_argument("--consented", action="store_true",
+                            help="only people's online drafts they agreed to share for training")
 
-    def handle(self, *args, out, set_code=None, draft=(), kind=None, **opts):
-        seats = DraftSeat.objects.select_related("draft")
+    def handle(self, *args, out, set_code=None, draft=(), kind=None, consented=False, **opts):
+        from drafts.online import consented_seats
+
+        seats = (consented_seats() if consented else DraftSeat.objects.all()).select_related("draft")
         if draft:
             seats = seats.filter(draft_id__in=draft)
         if set_code:

@@ -14,16 +14,20 @@ from drafts.services import bot_scope, set_list
 FAMILIES = ("archetype", "neural")
 
 
-def stored_logs(code: str, kind: str | None):
-    """The stored drafts of a set as arrays, with each seat's pod (for the split by pod)."""
+def stored_logs(code: str, kind: str | None, consented: bool = False):
+    """The stored drafts of a set as arrays, with each seat's pod (for the split by pod).
+    ``consented``: only people's own seats of online pods whose drafters opted in."""
     from drafts.logstore import seat_logs
     from drafts.models import DraftSeat
+    from drafts.online import consented_seats
 
     seats = DraftSeat.objects.filter(draft__set_code=code.upper()).select_related("draft")
     if kind:
         seats = seats.filter(draft__kind=kind)
+    if consented:
+        seats = consented_seats(code).select_related("draft")
     if not seats.exists():
-        raise CommandError(f"no stored {kind + ' ' if kind else ''}drafts of {code.upper()}")
+        raise CommandError(f"no stored {'consented ' if consented else ''}{kind + ' ' if kind else ''}drafts of {code.upper()}")
     pods = {s.log_id: (str(s.draft_id), s.seat) for s in seats}
     return seat_logs(seats), pods
 
@@ -57,6 +61,8 @@ class Command(BaseCommand):
         source.add_argument("--logs", help="a 17Lands-layout CSV (.csv or .csv.gz)")
         source.add_argument("--stored", metavar="SET", help="train on the drafts of SET stored in the database")
         parser.add_argument("--kind", choices=["simulated", "imported", "online"], help="with --stored: only this kind")
+        parser.add_argument("--consented", action="store_true",
+                            help="with --stored: only people's online drafts shared for training (their consent)")
         parser.add_argument("--seats", help="seats side file (default: beside the logs)")
         parser.add_argument("--epochs", type=int)
         parser.add_argument("--seed", type=int, default=0)
@@ -66,7 +72,7 @@ class Command(BaseCommand):
         parser.add_argument("--plot", help="write the loss curves to FILE.svg or FILE.png")
         parser.add_argument("--notes", default="")
 
-    def handle(self, *args, bot, logs=None, stored=None, kind=None, seats=None, epochs=None, seed=0, limit=None, activate=False, no_activate=False,
+    def handle(self, *args, bot, logs=None, stored=None, kind=None, consented=False, seats=None, epochs=None, seed=0, limit=None, activate=False, no_activate=False,
                plot=None, notes="", **opts):
         import torch
 
@@ -76,8 +82,8 @@ class Command(BaseCommand):
         torch.set_num_threads(max(1, torch.get_num_threads()))
         with DraftErrorsAsCommandErrors():
             if stored:
-                data, pods = stored_logs(stored, kind)
-                logs = f"stored {stored.upper()} drafts" + (f" ({kind})" if kind else "")
+                data, pods = stored_logs(stored, kind, consented)
+                logs = f"stored {stored.upper()} drafts" + (f" ({kind})" if kind else "") + (" (consented)" if consented else "")
             else:
                 data = read_logs(logs, limit)
                 seats_file = seats or seats_file_for(logs)

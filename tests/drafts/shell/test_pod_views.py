@@ -201,3 +201,26 @@ def test_pod_api_flow_and_bad_input(draft_set):
     assert again["picked"]["duplicate"] is True
     assert DraftPick.objects.filter(seat__draft_id=pod["id"], seat__seat=0).count() == 1
     assert host.get("/api/pods/00000000-0000-0000-0000-000000000000").status_code == 404
+
+
+def test_admin_retrains_from_the_consented_drafts(draft_set, tmp_path):
+    """export_drafts --consented and train_draftbot --stored SET --consented use only opted-in seats."""
+    from django.core.management import CommandError, call_command
+
+    from ml.models import ModelVersion
+
+    with pytest.raises(CommandError):
+        call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--consented", stdout=io.StringIO())
+    for consent in ("yes", "yes", "no"):
+        c = Client()
+        create_via_page(c, consent=consent, seats=2)
+        draft = Draft.objects.filter(kind="online").order_by("-created").first()
+        c.post(f"/drafts/pods/{draft.pk}/start/")
+        finish(draft)
+    out = tmp_path / "consented.csv"
+    call_command("export_drafts", "--out", str(out), "--set", "TST", "--consented", stdout=io.StringIO())
+    assert len(out.read_text().strip().splitlines()) == 1 + 2 * 42
+    call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--consented", "--epochs", "1",
+                 stdout=io.StringIO())
+    version = ModelVersion.objects.get(kind="draft_bot", scope="archetype:TST")
+    assert version.data_snapshot["rows"] == 2 * 42 and "consented" in version.data_snapshot["logs"]
