@@ -53,7 +53,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             raise online.PodError("no such pod", 404)
         row = online.seat_of(draft, user, session_key)
         if row is not None:
-            online.mark_present(self.draft_id, row.seat, True)
+            online.mark_present(self.draft_id, row.seat, True, self.channel_name)
         return None if row is None else row.seat
 
     async def disconnect(self, code):
@@ -63,7 +63,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             if self.seat is not None:
                 await self.channel_layer.group_discard(online.seat_group(self.draft_id, self.seat), self.channel_name)
-                await database_sync_to_async(online.mark_present)(self.draft_id, self.seat, False)
+                await database_sync_to_async(online.mark_present)(self.draft_id, self.seat, False, self.channel_name)
                 await self._broadcast_status()
 
     # -- client messages -------------------------------------------------------------------------
@@ -76,7 +76,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             return
         if msg.action == "ping":
             if self.seat is not None:
-                await database_sync_to_async(online.mark_present)(self.draft_id, self.seat, True)
+                await database_sync_to_async(online.mark_present)(self.draft_id, self.seat, True, self.channel_name)
             await self.send_json(message("pong", t=time.time()))
             return
         if msg.action == "sync":
@@ -102,6 +102,14 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
     def _start(self):
         key = getattr(self.scope.get("session"), "session_key", None)
         return online.start_pod(self.draft_id, self.scope.get("user"), key)
+
+    async def send(self, text_data=None, bytes_data=None, close=False):
+        """A broadcast can reach a socket the client just closed (django/channels#1820): drop it
+        instead of letting the error escape, which would skip disconnect() and its clean-up."""
+        try:
+            await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+        except Exception as exc:  # autobahn.exception.Disconnected and friends
+            log.debug("send to a closed socket of pod %s dropped: %r", self.draft_id, exc)
 
     # -- group events ----------------------------------------------------------------------------
 

@@ -397,13 +397,17 @@ def _presence_key(draft_id, seat):
     return f"pod:{draft_id}:present:{seat}"
 
 
-def mark_present(draft_id, seat: int, present: bool) -> None:
+def mark_present(draft_id, seat: int, present: bool, token: str = "") -> None:
+    """Mark a seat connected (``token``: the socket's channel name) or gone. A socket only clears
+    its own mark, so an old socket closing after its reconnected successor marked the seat does
+    not show the seat as away."""
     from django.core.cache import cache
 
+    key = _presence_key(draft_id, seat)
     if present:
-        cache.set(_presence_key(draft_id, seat), 1, PRESENCE_TTL)
-    else:
-        cache.delete(_presence_key(draft_id, seat))
+        cache.set(key, token or "1", PRESENCE_TTL)
+    elif not token or cache.get(key) in (token, None):
+        cache.delete(key)
 
 
 def connected_seats(draft_id) -> set[int]:

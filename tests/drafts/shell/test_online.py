@@ -164,3 +164,13 @@ def test_concurrent_picks_are_serialised_by_the_row_lock(draft_set):
     assert sum(isinstance(r, dict) for r in results) == 1
     assert all("stale" in r or "not in the pack" in r for r in results if isinstance(r, str))
     assert DraftPick.objects.filter(seat__draft=draft, seat__seat=0).count() == 1
+
+
+def test_an_old_socket_closing_does_not_mark_a_reconnected_seat_away(draft_set):
+    draft, _ = _pod(draft_set, humans=2)
+    online.mark_present(draft.pk, 0, True, "old-socket")
+    online.mark_present(draft.pk, 0, True, "new-socket")  # the client reconnected first...
+    online.mark_present(draft.pk, 0, False, "old-socket")  # ...then the old socket's disconnect ran
+    assert online.connected_seats(draft.pk) == {0}
+    online.mark_present(draft.pk, 0, False, "new-socket")
+    assert online.connected_seats(draft.pk) == set()
