@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
@@ -13,6 +12,7 @@ from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
 from drafts import services
+from drafts.access import visible_seats
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
 
@@ -53,8 +53,6 @@ class SimulateSerializer(serializers.Serializer):
 
 
 def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
-    from drafts.pod_views import visible_seats
-
     seats = []
     picks = {}
     visible = set(visible_seats(request, draft).values_list("pk", flat=True))
@@ -112,7 +110,7 @@ class DraftExportView(APIView):
     @extend_schema(responses={(200, "text/csv"): str}, description="The draft in the 17Lands public CSV layout.")
     def get(self, request, draft_id):
 
-        from drafts.pod_views import csv_download, visible_seats
+        from drafts.views import csv_download
 
         draft = get_object_or_404(Draft, pk=draft_id)
         return csv_download(visible_seats(request, draft), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}.csv")

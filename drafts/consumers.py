@@ -127,7 +127,8 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
 
     async def _publish(self, outcome):
         await online.publish(self.channel_layer, outcome)
-        await database_sync_to_async(online.schedule_timers)(outcome)
+        if online.timers_to_schedule(outcome):  # no thread hop on the hot path when there is no timer
+            await database_sync_to_async(online.schedule_timers)(outcome)
 
     async def _send_snapshot(self, announce: bool = False):
         try:

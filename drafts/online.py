@@ -437,20 +437,27 @@ def publish_sync(outcome: Outcome | None) -> None:
     schedule_timers(outcome)
 
 
+def timers_to_schedule(outcome: Outcome | None) -> bool:
+    """Whether :func:`schedule_timers` has work: deadlines, and a worker to run them (services stack)."""
+    return bool(outcome is not None and outcome.timers and not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+
+
 def schedule_timers(outcome: Outcome | None) -> None:
     """On the services stack a Celery task wakes at each deadline (sockets also watch their own)."""
-    if outcome is None or not outcome.timers or getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-        return
+    if timers_to_schedule(outcome):
+        for _, deadline in outcome.timers:
+            schedule_deadline(outcome.draft_id, deadline)
+
+
+def schedule_deadline(draft_id, deadline: float) -> None:
     from datetime import datetime, timezone as dt_timezone
 
     from drafts.tasks import expire_picks
 
-    for _, deadline in outcome.timers:
-        try:
-            expire_picks.apply_async(args=[outcome.draft_id],
-                                     eta=datetime.fromtimestamp(deadline + 0.05, tz=dt_timezone.utc))
-        except Exception:  # the broker is down: the sockets' own watchdogs and the worker's sweep cover it
-            log.exception("could not schedule the pick timer of pod %s", outcome.draft_id)
+    try:
+        expire_picks.apply_async(args=[str(draft_id)], eta=datetime.fromtimestamp(deadline + 0.05, tz=dt_timezone.utc))
+    except Exception:  # the broker is down: the sockets' own watchdogs and the worker's sweep cover it
+        log.exception("could not schedule the pick timer of pod %s", draft_id)
 
 
 def sweep_overdue() -> int:
@@ -464,5 +471,5 @@ def sweep_overdue() -> int:
             publish_sync(outcome)
     for draft_id, deadline in DraftSeat.objects.filter(draft__kind="online", draft__status="drafting",
                                                        deadline__isnull=False).values_list("draft_id", "deadline"):
-        schedule_timers(Outcome(str(draft_id), {}, timers=[(0, deadline.timestamp())]))
+        schedule_deadline(draft_id, deadline.timestamp())
     return n

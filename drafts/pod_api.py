@@ -16,7 +16,8 @@ from drafts import online
 from drafts.api import _json_body
 from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
-from drafts.pod_views import current_consent, guest_key, remember_consent
+from drafts.access import current_consent, guest_key, remember_consent
+from drafts.models import Draft
 
 
 def _error(exc: DraftError):
@@ -33,7 +34,7 @@ def _consent(request, data):
 
 
 def _body(request, draft_id):
-    draft = online.Draft.objects.filter(pk=draft_id, kind="online").first()
+    draft = Draft.objects.filter(pk=draft_id, kind="online").first()
     if draft is None:
         raise online.PodError("no such draft pod", 404)
     seat = online.seat_of(draft, request.user, guest_key(request))
@@ -130,7 +131,7 @@ class PodPickView(APIView):
             return errors_response({"message": "send card (a name), pack_number and pick_number (0-based integers) "
                                                "and client_pick_id (1-64 letters, digits or _.:-)"})
         try:
-            draft = online.Draft.objects.filter(pk=draft_id, kind="online").first()
+            draft = Draft.objects.filter(pk=draft_id, kind="online").first()
             seat = None if draft is None else online.seat_of(draft, request.user, guest_key(request))
             if seat is None:
                 raise online.PodError("you have no seat in this pod", 404 if draft is None else 403)

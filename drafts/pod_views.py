@@ -2,13 +2,11 @@
 sign-up with the data-sharing choice. The live part runs over ws/pods/<id>/ (drafts.consumers)."""
 from __future__ import annotations
 
-import io
 import json
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
@@ -18,70 +16,49 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from drafts import online, services
+from drafts.access import current_consent, guest_key, remember_consent, seat_owner
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftSeat
+from drafts.views import csv_download
 
 CONSENT_CHOICES = [("yes", "Yes: include my drafts (picks, packs, timing) in the training data"),
                    ("no", "No: keep my drafts out of the training data")]
 
 
-def guest_key(request, create: bool = False) -> str | None:
-    """The guest's session key (made on first use so the seat can be bound to it)."""
-    if request.user.is_authenticated:
-        return None
-    if not request.session.session_key and create:
-        request.session["guest"] = True
-        request.session.save()
-    return request.session.session_key
+def consent_field() -> forms.ChoiceField:
+    """The data-sharing question, asked the same way at sign-up, when opening and when joining a pod."""
+    return forms.ChoiceField(label="Share my drafts to train the bots?", choices=CONSENT_CHOICES,
+                             widget=forms.RadioSelect)
 
 
-def current_consent(request) -> bool | None:
-    if request.user.is_authenticated:
-        return online.consent_of(request.user)
-    return request.session.get("draft_consent")
+class ConsentMixin:
+    """Asks the data-sharing question only while the person has not answered it."""
+
+    def __init__(self, *args, ask_consent=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        if ask_consent:
+            self.fields["consent"] = consent_field()
 
 
 def _consent_value(raw) -> bool | None:
     return {"yes": True, "no": False}.get(raw)
 
 
-def remember_consent(request, value: bool | None) -> None:
-    if value is None:
-        return
-    if request.user.is_authenticated:
-        online.set_consent(request.user, value)
-    else:
-        request.session["draft_consent"] = value
-
-
-class PodForm(forms.Form):
+class PodForm(ConsentMixin, forms.Form):
     set_code = forms.ChoiceField(label="Set or cube")
     seats = forms.IntegerField(label="Seats", min_value=2, max_value=8, initial=8)
     bot = forms.ChoiceField(label="Bots in empty seats", initial="draftsim",
                             choices=[("draftsim", "DraftsimBot"), ("archetype", "ArchetypeBot"), ("neural", "Neural bot")])
     pick_timer = forms.TypedChoiceField(label="Pick timer", coerce=int, choices=Draft.TIMERS, initial=0)
     display_name = forms.CharField(label="Your name at the table", max_length=40)
-    consent = forms.ChoiceField(label="Share my drafts to train the bots?", choices=CONSENT_CHOICES,
-                                widget=forms.RadioSelect, required=False)
 
-    def __init__(self, *args, ask_consent=True, **kwargs):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["set_code"].choices = [(s["code"], f"{s['code']} · {s['name']}") for s in services.draftable_sets()]
-        if ask_consent:
-            self.fields["consent"].required = True
-        else:
-            del self.fields["consent"]
 
 
-class JoinForm(forms.Form):
+class JoinForm(ConsentMixin, forms.Form):
     display_name = forms.CharField(label="Your name at the table", max_length=40)
-    consent = forms.ChoiceField(label="Share my drafts to train the bots?", choices=CONSENT_CHOICES,
-                                widget=forms.RadioSelect)
-
-    def __init__(self, *args, ask_consent=True, **kwargs):
-        super().__init__(*args, **kwargs)
-        if not ask_consent:
-            del self.fields["consent"]
 
 
 def _default_name(request) -> str:
@@ -113,21 +90,6 @@ def play(request):
     open_pods = Draft.objects.filter(kind="online", status="open").order_by("-created")[:20]
     mine = _my_seats(request).filter(draft__status__in=["open", "drafting"]).select_related("draft")[:20]
     return render(request, "drafts/play.html", {"form": form, "error": error, "open_pods": open_pods, "mine": mine})
-
-
-def csv_download(seats, filename: str) -> HttpResponse:
-    """Seats' picks as a 17Lands CSV download; a plain 404 when there is nothing to export."""
-    from decks.core.catalogue import DataError
-    from drafts.logstore import export_logs
-
-    buffer = io.StringIO()
-    try:
-        export_logs(seats, buffer)
-    except DataError as exc:
-        return HttpResponse(f"Nothing to export: {exc}.", status=404, content_type="text/plain")
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 def _my_seats(request):
@@ -200,29 +162,6 @@ def pod_start(request, draft_id):
 
 
 # --- deck building ------------------------------------------------------------------------------------
-
-def seat_owner(request, seat: DraftSeat) -> bool:
-    if seat.user_id is not None:
-        return request.user.is_authenticated and request.user.pk == seat.user_id
-    return bool(seat.session_key) and seat.session_key == guest_key(request)
-
-
-def may_see_seat(request, seat: DraftSeat) -> bool:
-    """Who may see a seat's picks: everyone for simulated and imported drafts; for online pods the
-    seat's drafter and staff, and once the pod is complete anyone may see a bot's seat."""
-    draft = seat.draft
-    if draft.kind != "online" or request.user.is_staff or seat_owner(request, seat):
-        return True
-    return draft.status == "complete" and seat.drafter != "human"
-
-
-def visible_seats(request, draft: Draft):
-    """The seats of a draft whose picks this request may read (all of them outside online pods)."""
-    seats = draft.seat_set.select_related("draft")
-    if draft.kind != "online" or request.user.is_staff:
-        return seats
-    return seats.filter(pk__in=[s.pk for s in seats if may_see_seat(request, s)])
-
 
 def _owned_seat(request, draft_id, seat_number) -> DraftSeat:
     seat = get_object_or_404(DraftSeat.objects.select_related("draft", "deck"), draft_id=draft_id, seat=seat_number)
@@ -383,8 +322,6 @@ def consent_view(request):
         messages.error(request, "Choose yes or no.")
     else:
         remember_consent(request, value)
-        if not request.user.is_authenticated and guest_key(request):
-            DraftSeat.objects.filter(user__isnull=True, session_key=guest_key(request)).update(consent=value)
         messages.success(request, "Saved: your drafts " + ("will" if value else "will not") + " be used to train the bots.")
     return redirect(request.POST.get("next") or "my-drafts")
 
@@ -398,8 +335,7 @@ def consented_export(request):
 
 
 class SignupForm(UserCreationForm):
-    consent = forms.ChoiceField(label="Share my drafts to train the bots?", choices=CONSENT_CHOICES,
-                                widget=forms.RadioSelect)
+    consent = consent_field()
 
 
 @require_http_methods(["GET", "POST"])

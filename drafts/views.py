@@ -1,6 +1,7 @@
 """Draft pages: stored drafts, simulating a pod, a pod, a seat's history (with its plot), export."""
 from __future__ import annotations
 
+import io
 
 from django import forms
 from django.http import Http404, HttpResponse
@@ -11,6 +12,7 @@ from decks.search import paginate, query_without_page
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick, DraftSeat
 from drafts import services
+from drafts.access import may_see_seat, visible_seats
 
 SEAT_MIXES = {
     "draftsim": "DraftsimBot in every seat",
@@ -76,16 +78,30 @@ def draft_detail(request, draft_id):
 
     seats = list(draft.seat_set.select_related("deck", "bot_version").annotate(n_picks=Count("picks")))
     first_picks = {p.seat_id: p.pick for p in DraftPick.objects.filter(seat__draft=draft, pack_number=0, pick_number=0)}
-    from drafts.pod_views import may_see_seat
-
-    rows = [{"seat": s, "first_pick": first_picks.get(s.pk, "") if may_see_seat(request, s) else "",
-             "visible": may_see_seat(request, s), "picks": s.n_picks} for s in seats]
+    rows = []
+    for s in seats:
+        visible = may_see_seat(request, s)
+        rows.append({"seat": s, "first_pick": first_picks.get(s.pk, "") if visible else "", "visible": visible,
+                     "picks": s.n_picks})
     return render(request, "drafts/draft_detail.html", {"draft": draft, "rows": rows})
 
 
-def _seat(request, draft_id, seat_number) -> DraftSeat:
-    from drafts.pod_views import may_see_seat
+def csv_download(seats, filename: str) -> HttpResponse:
+    """Seats' picks as a 17Lands CSV download; a plain 404 when there is nothing to export."""
+    from decks.core.catalogue import DataError
+    from drafts.logstore import export_logs
 
+    buffer = io.StringIO()
+    try:
+        export_logs(seats, buffer)
+    except DataError as exc:
+        return HttpResponse(f"Nothing to export: {exc}.", status=404, content_type="text/plain")
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _seat(request, draft_id, seat_number) -> DraftSeat:
     seat = get_object_or_404(DraftSeat.objects.select_related("draft", "deck", "bot_version"),
                              draft_id=draft_id, seat=seat_number)
     if not may_see_seat(request, seat):  # an online pod's seats are private to their drafters
@@ -149,8 +165,6 @@ def seat_history_plot(request, draft_id, seat_number: int, fmt: str):
 
 @require_GET
 def draft_export(request, draft_id):
-
-    from drafts.pod_views import csv_download, visible_seats
 
     draft = get_object_or_404(Draft, pk=draft_id)
     seats = visible_seats(request, draft)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.backends.db import SessionStore
 

@@ -15,7 +15,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
 from drafts import online
-from drafts.models import Draft, DraftPick, DraftSeat
+from drafts.models import DraftPick, DraftSeat
 from tests.conftest import ROOT, _stop, service_env, wait_for_port
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
