@@ -31,8 +31,10 @@ websocket client of this one asyncio process, so client times share one clock.
 Load is CPU-bound on a small machine: the Daphne CPU per pick and the 1-minute load average are
 recorded with each N, since another process on the machine changes the figures.
 Diagnostics (not part of the default run): --load-think MIN MAX paces the load clients,
---conn-max-age sets POSTGRES_CONN_MAX_AGE for the servers, --asgi bench.pods_asgi:application
-gives each socket its own sync thread.
+--conn-max-age sets POSTGRES_CONN_MAX_AGE for the servers (the pod sockets' own database thread
+keeps its connection for POD_DB_CONN_MAX_AGE seconds regardless, 300 by default),
+--asgi bench.pods_asgi:application gives each socket its own sync thread.
+bench/pods_profile.py profiles the server side of a pick in-process (time, queries, cProfile).
 
 Writes bench/results/pods.json and bench/results/pods.svg and prints a summary. The bench
 database is dropped at the end; every subprocess is killed on exit.
@@ -364,6 +366,7 @@ class Pod:
     started: bool = False
     t_start: float | None = None
     t_done: float | None = None
+    status: dict | None = None  # the latest public status (packs waiting per seat)
 
 
 class Run:
@@ -509,6 +512,7 @@ class Run:
                 p = c.pending.pop(cid)
                 c.sent.pop((p.pack_number, p.pick_number), None)
         elif kind == "status":
+            c.pod.status = msg
             if msg.get("status") in ("drafting", "complete"):
                 c.pod.started = True
 
@@ -567,9 +571,13 @@ class Run:
             nb = c.pod.clients[(c.seat + step) % SEATS]
             nv = nb.view
             # "direct": the neighbour has no pick of its own in flight and nothing else to pick first, so
-            # the pack can be shown as soon as the server delivers it
+            # the pack can be shown as soon as the server delivers it (packs queued: from the status, as
+            # a seat's view is only re-sent when its own pack changes)
+            seats = (c.pod.status or {}).get("seats") or []
+            waiting = seats[nb.seat].get("packs_waiting") if len(seats) > nb.seat else None
+            waiting = nv.get("packs_waiting", 1) if waiting is None and nv else waiting
             direct = not nb.pending and (nv is None or not nv.get("pack") or
-                                         (nv.get("packs_waiting", 1) <= 1 and (nv["pack_number"], nv["pick_number"]) in nb.sent))
+                                         ((waiting or 1) <= 1 and (nv["pack_number"], nv["pick_number"]) in nb.sent))
             key = (c.pod.index, nb.seat, slot[0], tuple(sorted(rest)))
             if key in self.expect:
                 self.counts["expectation_collisions"] += 1
@@ -700,15 +708,35 @@ def fault_run(port: int, bot: str, daphne: Proc, worker: Proc, n_pods: int, thin
                 await asyncio.sleep(1.0)  # then: does the pod's presence (status "connected") agree?
                 ev["presence"] = await asyncio.to_thread(presence_check, run)
                 return
+            if all(c.complete for c in run.clients):  # nothing left to acknowledge or to come back for
+                ev["note"] = "every client finished its draft before all were seen back"
+                return
             await asyncio.sleep(0.01)
+
+    async def restart(ev: dict, procs: list) -> None:
+        for p in procs:  # at once, on the same port
+            took = await asyncio.to_thread(p.start)
+            ev["restart_s"][p.name] = round(took, 3)
+        ev["t_restarted"] = round(time.perf_counter() - t_origin[0], 3)
 
     async def controller(r: Run) -> None:
         t_origin[0] = min(p.t_start for p in pods if p.t_start) if any(p.t_start for p in pods) else time.perf_counter()
+        restarting: list = []  # a worker restarting in the background (the sockets do not need it)
+        try:
+            await faults(r, restarting)
+        finally:
+            await asyncio.gather(*restarting)
+
+    async def faults(r: Run, restarting: list) -> None:
         for frac, what in plan:
             while r.acked_total() < frac * total:
                 if all(c.complete for c in r.clients):
                     return
                 await asyncio.sleep(0.005)
+            if all(c.complete for c in r.clients):
+                return
+            if what in ("worker", "both"):  # never kill a worker that is still starting
+                await asyncio.gather(*restarting)
             t_kill = time.perf_counter()
             ev = {"what": what, "at_progress": round(r.acked_total() / total, 3), "acked_at_kill": r.acked_total(),
                   "picks_in_flight_at_kill": r.pending_total(), "t": round(t_kill - t_origin[0], 3)}
@@ -728,15 +756,13 @@ def fault_run(port: int, bot: str, daphne: Proc, worker: Proc, n_pods: int, thin
                 p.kill9()
             ev["acked_after_kill"] = r.acked_total()
             ev["restart_s"] = {}
-            watch = None if what == "worker" else asyncio.ensure_future(wait_recovered(t_kill, ev, conns, r.clients))
-            for p in procs:  # restart at once, on the same port
-                took = await asyncio.to_thread(p.start)
-                ev["restart_s"][p.name] = round(took, 3)
-            ev["t_restarted"] = round(time.perf_counter() - t_origin[0], 3)
-            if watch is None:
-                ev["first_ack_after_s"] = None  # the sockets do not go through the worker
-            else:
-                await watch
+            if what == "worker":  # the sockets do not go through the worker: the draft goes on meanwhile
+                ev["first_ack_after_s"] = None
+                restarting.append(asyncio.ensure_future(restart(ev, procs)))
+                continue
+            watch = asyncio.ensure_future(wait_recovered(t_kill, ev, conns, r.clients))
+            await restart(ev, procs)
+            await watch
 
     wall = asyncio.run(run.main(timeout, controller))
     db = check_db(pods)
@@ -921,7 +947,8 @@ def main(argv=None) -> int:
                          "load_think_s": list(args.load_think), "threshold_ms": THRESHOLD_MS,
                          "database": BENCH_DB, "channel_prefix": TAG, "celery_queue": TAG,
                          "redis": {"broker_and_channels": REDIS_MAIN, "cache": REDIS_CACHE},
-                         "conn_max_age": os.environ.get("POSTGRES_CONN_MAX_AGE", "0"), "asgi": args.asgi}
+                         "conn_max_age": os.environ.get("POSTGRES_CONN_MAX_AGE", "0"),
+                         "pod_db_conn_max_age": os.environ.get("POD_DB_CONN_MAX_AGE", "300"), "asgi": args.asgi}
         doc["commands"] = {"migrate": "python manage.py migrate --noinput",
                            "daphne": " ".join(shlex.quote(a) for a in daphne.argv),
                            "worker": " ".join(shlex.quote(a) for a in worker.argv),

@@ -8,16 +8,7 @@ from __future__ import annotations
 
 from drafts import online
 from drafts.models import Draft, DraftSeat
-
-
-def guest_key(request, create: bool = False) -> str | None:
-    """The guest's session key (made on first use so the seat can be bound to it)."""
-    if request.user.is_authenticated:
-        return None
-    if not request.session.session_key and create:
-        request.session["guest"] = True
-        request.session.save()
-    return request.session.session_key
+from mtgsite.guests import guest_key  # noqa: F401 - re-exported for the draft pages
 
 
 def current_consent(request) -> bool | None:

@@ -6,17 +6,28 @@ transaction that first locks the draft row (``SELECT ... FOR UPDATE`` on Postgre
 on SQLite, where the embedded stack has a single server process), replays the state, applies the
 change, lets the bots catch up and writes the new state with the new pick rows. A crash at any point
 leaves the previous state; a resent pick (same ``client_pick_id``) is answered from the stored row.
+:func:`make_picks` applies several people's picks of one pod in one such transaction, each checked
+and answered on its own (the socket server sends the picks that arrived together as one batch).
+
+Replaying is skipped when it can be: each process keeps the pods it replayed in :data:`POD_CACHE`,
+keyed by the draft and its ``revision``. Code holding the row lock takes the pod *out* of the cache,
+changes it, and puts it back only once its transaction has committed (``transaction.on_commit``); a
+rolled-back transaction never leaves a changed pod behind, and a revision written by another process
+(or anything else that bumped it) makes the entry stale, so the state is replayed from the row.
 
 What changed is returned as an :class:`Outcome`: the new private view of each human seat whose pack
-or pool changed and the public status. :func:`publish` sends them to the channel layer after the
-commit: a seat's view only to that seat's group, the status to the pod's group.
+or pool changed (not of one that only had another pack queued behind its current one: the status
+carries every seat's queue) and the public status. :func:`publish` sends them to the channel layer
+after the commit: a seat's view only to that seat's group, the status to the pod's group.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable
@@ -28,7 +39,7 @@ from django.utils import timezone
 from drafts import services
 from drafts.core.cards import DraftError
 from drafts.core.pod import DraftPod, PickRecord, simulate
-from drafts.core.protocol import public_status, seat_key, seat_view
+from drafts.core.protocol import SeatKey, public_status, seat_key, seat_view
 from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
 
 log = logging.getLogger(__name__)
@@ -118,23 +129,114 @@ def load_pod(draft: Draft) -> DraftPod:
     return DraftPod.from_state(s, draft.state)
 
 
-def _bots(draft: Draft, pod: DraftPod, seats: Iterable[DraftSeat]) -> dict:
-    out = {}
-    for row in seats:
-        if row.drafter != "human":
-            out[row.seat] = services.get_bot(row.drafter, pod.set_list, seed=(draft.seed or 0) + row.seat)[0]
-    return out
+@dataclass(eq=False)
+class CachedPod:
+    """A replayed pod as of ``revision``, with what was worked out for it: the bots' suggestions per
+    seat position (a pure function of the seat's pack and pool) and the bot objects of the seats."""
+
+    revision: int
+    pod: DraftPod
+    suggestions: dict = field(default_factory=dict)  # (seat, pack_number, pick_number, pack) -> ranking
+    bots: dict = field(default_factory=dict)  # (seat, bot kind) -> bot (never a stateful random bot)
+    # (seat, client_pick_id) -> (card, pack_number, pick_number) of every stored pick with an id, read
+    # once per replay and extended by each committed pick (only _advance writes them, always bumping
+    # the revision, so at this revision it is exactly what the table holds)
+    client_picks: dict | None = None
 
 
-def suggestions_for(draft: Draft, pod: DraftPod, seat: int):
+class PodCache:
+    """Per-process cache of replayed pods: draft id -> :class:`CachedPod` (see the module docstring).
+
+    :meth:`take` is only called under the draft's row lock and removes the entry, so a pod being
+    changed is in no other hands; :meth:`keep` puts it back when (and only if) the transaction that
+    changed it commits. A newer entry is never replaced by an older one."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._items: OrderedDict[str, CachedPod] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def take(self, draft_id, revision: int) -> CachedPod | None:
+        with self._lock:
+            entry = self._items.pop(str(draft_id), None)
+            if entry is not None and entry.revision == revision:
+                self.hits += 1
+                return entry
+            self.misses += 1
+            return None
+
+    def put(self, draft_id, entry: CachedPod) -> None:
+        key = str(draft_id)
+        with self._lock:
+            old = self._items.get(key)
+            if old is not None and old.revision > entry.revision:
+                return
+            self._items[key] = entry
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def keep(self, draft: Draft, entry: CachedPod) -> None:
+        """Put ``entry`` back, as of the draft's current revision, once the transaction commits."""
+        entry.revision = draft.revision
+        _prune(entry)
+        key = str(draft.pk)
+        transaction.on_commit(lambda: self.put(key, entry))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+POD_CACHE = PodCache()
+
+
+def _pod_for_update(draft: Draft) -> CachedPod:
+    """The draft's pod, under its row lock: the cached one when it is at the draft's revision, else replayed."""
+    entry = POD_CACHE.take(draft.pk, draft.revision)
+    return entry if entry is not None else CachedPod(draft.revision, load_pod(draft))
+
+
+def _prune(entry: CachedPod) -> None:
+    """Forget suggestions for positions the seats have left (the memo stays as small as the pod)."""
+    pod = entry.pod
+    if len(entry.suggestions) > 2 * pod.seats:
+        entry.suggestions = {k: v for k, v in entry.suggestions.items()
+                             if k[1] == pod.pack_number and k[2] >= pod.pick_number(k[0])}
+
+
+def _bot(draft: Draft, pod: DraftPod, seat: int, kind: str, entry: CachedPod | None = None):
+    key = (seat, kind)
+    if entry is not None and key in entry.bots:
+        return entry.bots[key]
+    bot = services.get_bot(kind, pod.set_list, seed=(draft.seed or 0) + seat)[0]
+    if entry is not None and kind != "random":  # a random bot's generator moves on; a fresh one per call
+        entry.bots[key] = bot
+    return bot
+
+
+def _bots(draft: Draft, pod: DraftPod, seats: Iterable[DraftSeat], entry: CachedPod | None = None) -> dict:
+    return {row.seat: _bot(draft, pod, row.seat, row.drafter, entry) for row in seats if row.drafter != "human"}
+
+
+def suggestions_for(draft: Draft, pod: DraftPod, seat: int, entry: CachedPod | None = None):
+    """The pod's bot's ranking of ``seat``'s current pack (None without a pack). With ``entry`` it is
+    worked out once per seat position: a seat's pack and pool, hence its ranking, only change when it
+    picks or its round ends."""
     pack = pod.current_pack(seat)
     if pack is None:
         return None
+    key = (seat, pod.pack_number, pod.pick_number(seat), tuple(pack))
+    if entry is not None and key in entry.suggestions:
+        return entry.suggestions[key]
     try:
-        bot, _ = services.get_bot(draft.bot_kind, pod.set_list, seed=(draft.seed or 0) + seat)
-        return bot.pick(pack, pod.pool(seat), pod.context(seat))
+        ranking = _bot(draft, pod, seat, draft.bot_kind, entry).pick(pack, pod.pool(seat), pod.context(seat))
     except DraftError:
-        return None
+        ranking = None
+    if entry is not None:
+        entry.suggestions[key] = ranking
+    return ranking
 
 
 def _epoch(value) -> float | None:
@@ -158,12 +260,13 @@ def status_of(draft: Draft, pod: DraftPod | None, seats: list[DraftSeat]) -> dic
     return body
 
 
-def view_of(draft: Draft, pod: DraftPod | None, row: DraftSeat) -> dict:
+def view_of(draft: Draft, pod: DraftPod | None, row: DraftSeat, entry: CachedPod | None = None) -> dict:
     """The private view of a human seat (lobby: just the seat number)."""
     if pod is None:
         return {"v": 1, "type": "seat", "seat": row.seat, "complete": False, "pack": None, "pool": [],
                 "lobby": True}
-    view = seat_view(pod, row.seat, deadline=_epoch(row.deadline), suggestions=suggestions_for(draft, pod, row.seat))
+    view = seat_view(pod, row.seat, deadline=_epoch(row.deadline),
+                     suggestions=suggestions_for(draft, pod, row.seat, entry))
     view["deck_url"] = f"/drafts/{draft.pk}/seats/{row.seat}/build/" if pod.is_complete else None
     return view
 
@@ -269,36 +372,102 @@ def start_pod(draft_id, user=None, session_key: str | None = None) -> Outcome:
         draft.status = "drafting"
         draft.started = timezone.now()
         draft.picks_per_pack = pod.picks_per_pack
-        return _advance(draft, pod, list(draft.seat_set.all()), before={}, records=[])
+        entry = CachedPod(draft.revision, pod)
+        out = _advance(draft, entry, list(draft.seat_set.all()), before={}, records=[])
+        POD_CACHE.keep(draft, entry)
+        return out
+
+
+@dataclass(frozen=True)
+class PickRequest:
+    """One person's pick as their client sent it (numbers 0-based)."""
+
+    seat: int
+    card: str
+    pack_number: int
+    pick_number: int
+    client_pick_id: str | None = None
 
 
 def make_pick(draft_id, seat: int, card: str, pack_number: int, pick_number: int, client_pick_id: str,
               now=None) -> Outcome:
     """Apply one person's pick (validated against the stored state) and let the bots catch up."""
+    results, out = make_picks(draft_id, [PickRequest(seat, card, pack_number, pick_number, client_pick_id)], now=now)
+    if isinstance(results[0], PodError):
+        raise results[0]
+    out.ack = results[0]
+    return out
+
+
+def make_picks(draft_id, requests: list[PickRequest], now=None) -> tuple[list, Outcome]:
+    """Apply several people's picks in one transaction under the row lock, in the order given, then let
+    the bots catch up: what a socket server does with the picks of a pod that arrived together.
+
+    Returns one result per request, an ack ``{"client_pick_id", "card", "pack_number", "pick_number",
+    "duplicate"}`` or the :class:`PodError` that refused it (a refused pick changes nothing), and the
+    :class:`Outcome` of them all: the new view of every person's seat that changed (and of a seat whose
+    pick was a resend), and the status. Each pick is checked as :func:`make_pick` checks it: a
+    ``client_pick_id`` already stored (or used earlier in the same batch) is answered from that pick."""
+    results: list = []
     with locked(draft_id) as draft:
         rows = list(draft.seat_set.all())
-        row = next((r for r in rows if r.seat == seat and r.drafter == "human"), None)
-        if row is None:
-            raise PodError(f"seat {seat} is not a person's seat in this pod", 403)
-        done = DraftPick.objects.filter(seat=row, client_pick_id=client_pick_id).first() if client_pick_id else None
-        if done is not None:  # a resend (reconnect, double click): answer with what was stored
-            pod = load_pod(draft)
-            out = Outcome(str(draft.pk), status_of(draft, pod, rows), views={seat: view_of(draft, pod, row)})
-            out.ack = {"client_pick_id": client_pick_id, "card": done.pick, "pack_number": done.pack_number,
-                       "pick_number": done.pick_number, "duplicate": True}
-            return out
-        if draft.status != "drafting":
-            raise PodError("the draft has not started" if draft.status == "open" else "the draft is complete", 409)
-        pod = load_pod(draft)
-        before = {r.seat: seat_key(pod, r.seat) for r in rows if r.drafter == "human"}
-        try:
-            record = pod.pick(seat, card, pack_number=pack_number, pick_number=pick_number)
-        except DraftError as exc:
-            raise PodError(str(exc), 409) from None
-        out = _advance(draft, pod, rows, before, [record], client_pick_ids={id(record): client_pick_id}, now=now)
-        out.ack = {"client_pick_id": client_pick_id, "card": record.pick, "pack_number": record.pack_number,
-                   "pick_number": record.pick_number, "duplicate": False}
-        return out
+        humans = {r.seat: r for r in rows if r.drafter == "human"}
+        entry = _pod_for_update(draft) if draft.state else None
+        done = _client_picks(draft, entry, humans)  # (seat, client_pick_id) -> (card, pack_number, pick_number)
+        before = None
+        records, client_pick_ids, resent = [], {}, set()
+        for req in requests:
+            if req.seat not in humans:
+                results.append(PodError(f"seat {req.seat} is not a person's seat in this pod", 403))
+                continue
+            key = (req.seat, req.client_pick_id)
+            if req.client_pick_id and key in done:  # a resend (reconnect, double click): answer with what was stored
+                card, pack_number, pick_number = done[key]
+                results.append({"client_pick_id": req.client_pick_id, "card": card, "pack_number": pack_number,
+                                "pick_number": pick_number, "duplicate": True})
+                resent.add(req.seat)
+                continue
+            if draft.status != "drafting":
+                results.append(PodError("the draft has not started" if draft.status == "open"
+                                        else "the draft is complete", 409))
+                continue
+            if before is None:
+                before = {s: seat_key(entry.pod, s) for s in humans}
+            try:
+                record = entry.pod.pick(req.seat, req.card, pack_number=req.pack_number, pick_number=req.pick_number)
+            except DraftError as exc:  # refused before anything changed (DraftPod.pick checks first)
+                results.append(PodError(str(exc), 409))
+                continue
+            records.append(record)
+            client_pick_ids[id(record)] = req.client_pick_id
+            if req.client_pick_id:
+                done[key] = (record.pick, record.pack_number, record.pick_number)
+            results.append({"client_pick_id": req.client_pick_id, "card": record.pick,
+                            "pack_number": record.pack_number, "pick_number": record.pick_number,
+                            "duplicate": False})
+        if records:
+            out = _advance(draft, entry, rows, before, records, client_pick_ids=client_pick_ids, now=now)
+        else:
+            out = Outcome(str(draft.pk), status_of(draft, entry.pod if entry else None, rows) if resent else {})
+        pod = entry.pod if entry is not None else None
+        for seat in resent - set(out.views):
+            out.views[seat] = view_of(draft, pod, humans[seat], entry)
+        if entry is not None:
+            POD_CACHE.keep(draft, entry)
+    return results, out
+
+
+def _client_picks(draft: Draft, entry: CachedPod | None, humans: dict) -> dict:
+    """The stored picks that have a client id, by (seat, id): the cached map, else read (and cached)."""
+    if entry is not None and entry.client_picks is not None:
+        return entry.client_picks
+    by_pk = {r.pk: r.seat for r in humans.values()}
+    stored = DraftPick.objects.filter(seat__in=list(humans.values()), client_pick_id__isnull=False)
+    found = {(by_pk[seat_pk], cid): (card, pack_number, pick_number) for seat_pk, cid, card, pack_number, pick_number
+             in stored.values_list("seat_id", "client_pick_id", "pick", "pack_number", "pick_number")}
+    if entry is not None:
+        entry.client_picks = found
+    return found
 
 
 def expire_overdue(draft_id, now=None) -> Outcome | None:
@@ -311,54 +480,77 @@ def expire_overdue(draft_id, now=None) -> Outcome | None:
         due = [r for r in rows if r.drafter == "human" and r.deadline is not None and r.deadline <= now]
         if not due:
             return None
-        pod = load_pod(draft)
+        entry = _pod_for_update(draft)
+        pod = entry.pod
         before = {r.seat: seat_key(pod, r.seat) for r in rows if r.drafter == "human"}
         records = []
         for r in due:
             if pod.current_pack(r.seat) is None:
                 continue
-            ranking = suggestions_for(draft, pod, r.seat) or [(pod.current_pack(r.seat)[0], 0.0)]
+            ranking = suggestions_for(draft, pod, r.seat, entry) or [(pod.current_pack(r.seat)[0], 0.0)]
             records.append(pod.pick(r.seat, ranking[0][0], scores=ranking))
         if not records:
+            POD_CACHE.keep(draft, entry)
             return None
-        return _advance(draft, pod, rows, before, records, timed_out={id(r) for r in records}, now=now)
+        out = _advance(draft, entry, rows, before, records, timed_out={id(r) for r in records}, now=now)
+        POD_CACHE.keep(draft, entry)
+        return out
 
 
-def _advance(draft: Draft, pod: DraftPod, rows: list[DraftSeat], before: dict, records: list[PickRecord],
+def _position(key: SeatKey) -> tuple:
+    """A seat key without the count of packs queued behind the current one: changes exactly when the
+    seat's current pack changes (a new pack reaches it, it picked, the round or the draft ended)."""
+    return key.complete, key.pack_number, key.pick_number, key.pack
+
+
+def _advance(draft: Draft, entry: CachedPod, rows: list[DraftSeat], before: dict, records: list[PickRecord],
              client_pick_ids: dict | None = None, timed_out: set | None = None, now=None) -> Outcome:
-    """Bots catch up; store the picks, the state, the seats' timers; build the decks when complete."""
+    """Bots catch up; store the picks, the state, the seats' timers; build the decks when complete.
+
+    A person's seat is sent a new view, and its pick clock (``pack_since``, ``deadline``) restarts,
+    when its current pack changed (it picked, a pack reached it, the round or the draft ended); not
+    when another pack was only queued behind the one it holds: every status carries that count."""
     now = now or timezone.now()
-    bots = _bots(draft, pod, rows)
+    pod = entry.pod
     records = list(records)
-    simulate(pod, bots, on_pick=records.append)
+    simulate(pod, _bots(draft, pod, rows, entry), on_pick=records.append)
     by_seat = {r.seat: r for r in rows}
     client_pick_ids, timed_out = client_pick_ids or {}, timed_out or set()
-    DraftPick.objects.bulk_create([
-        DraftPick(seat=by_seat[r.seat], pack_number=r.pack_number, pick_number=r.pick_number, pack=list(r.pack),
-                  pool=list(r.pool), pick=r.pick, picked_at=now, client_pick_id=client_pick_ids.get(id(r)),
-                  scores=[[n, round(float(v), 5)] for n, v in r.scores] if r.scores else None,
-                  timed_out=id(r) in timed_out,
-                  elapsed_ms=_elapsed_ms(by_seat[r.seat], now) if by_seat[r.seat].drafter == "human" else None)
-        for r in records])
+    picks, seen = [], set()
+    for r in records:
+        row = by_seat[r.seat]
+        elapsed = None
+        if row.drafter == "human":  # a second pick of a seat in one batch had its pack from the first
+            elapsed = 0 if r.seat in seen else _elapsed_ms(row, now)
+            seen.add(r.seat)
+        picks.append(DraftPick(seat=row, pack_number=r.pack_number, pick_number=r.pick_number, pack=list(r.pack),
+                               pool=list(r.pool), pick=r.pick, picked_at=now, client_pick_id=client_pick_ids.get(id(r)),
+                               scores=[[n, round(float(v), 5)] for n, v in r.scores] if r.scores else None,
+                               timed_out=id(r) in timed_out, elapsed_ms=elapsed))
+    DraftPick.objects.bulk_create(picks)
     draft.state = pod.to_state()
     draft.revision += 1
     if pod.is_complete:
         draft.status = "complete"
     draft.save(update_fields=["state", "revision", "status", "started", "picks_per_pack"])
     out = Outcome(str(draft.pk), {})
+    clocks: dict[tuple, list[int]] = {}  # (pack_since, deadline) -> seat row ids
     for r in rows:
         if r.drafter != "human":
             continue
         key = seat_key(pod, r.seat)
-        if before.get(r.seat) == key:
+        old = before.get(r.seat)
+        if old is not None and _position(old) == _position(key):
             continue
-        has_pack = pod.current_pack(r.seat) is not None
+        has_pack = key.pack is not None
         r.pack_since = now if has_pack else None
         r.deadline = now + timedelta(seconds=draft.pick_timer) if has_pack and draft.pick_timer else None
-        r.save(update_fields=["pack_since", "deadline"])
-        out.views[r.seat] = view_of(draft, pod, r)
+        clocks.setdefault((r.pack_since, r.deadline), []).append(r.pk)
         if r.deadline is not None:
             out.timers.append((r.seat, r.deadline.timestamp()))
+        out.views[r.seat] = view_of(draft, pod, r, entry)
+    for (pack_since, deadline), ids in clocks.items():  # one UPDATE per distinct clock, not one per seat
+        DraftSeat.objects.filter(pk__in=ids).update(pack_since=pack_since, deadline=deadline)
     if pod.is_complete:
         s = pod.set_list
         for r in rows:
@@ -420,13 +612,17 @@ def connected_seats(draft_id) -> set[int]:
 # --- publishing --------------------------------------------------------------------------------------
 
 async def publish(layer, outcome: Outcome | None) -> None:
-    """Send each changed seat its own view (to its private group) and everyone the public status."""
+    """Send each changed seat its own view (to its private group) and everyone the public status.
+
+    The messages go to different groups, so they are sent together rather than one after another
+    (each ``group_send`` is several round trips to Redis on the services stack)."""
     if layer is None or outcome is None:
         return
-    for seat, view in outcome.views.items():
-        await layer.group_send(seat_group(outcome.draft_id, seat), {"type": "pod.seat", "view": view})
+    sends = [layer.group_send(seat_group(outcome.draft_id, seat), {"type": "pod.seat", "view": view})
+             for seat, view in outcome.views.items()]
     if outcome.status:
-        await layer.group_send(pod_group(outcome.draft_id), {"type": "pod.status", "status": outcome.status})
+        sends.append(layer.group_send(pod_group(outcome.draft_id), {"type": "pod.status", "status": outcome.status}))
+    await asyncio.gather(*sends)
 
 
 def publish_sync(outcome: Outcome | None) -> None:

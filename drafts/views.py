@@ -76,7 +76,7 @@ def draft_detail(request, draft_id):
     draft = get_object_or_404(Draft, pk=draft_id)
     from django.db.models import Count
 
-    seats = list(draft.seat_set.select_related("deck", "bot_version").annotate(n_picks=Count("picks")))
+    seats = list(draft.seat_set.select_related("deck", "bot_version").annotate(n_picks=Count("picks")).order_by("seat"))
     first_picks = {p.seat_id: p.pick for p in DraftPick.objects.filter(seat__draft=draft, pack_number=0, pick_number=0)}
     rows = []
     for s in seats:

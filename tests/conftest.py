@@ -34,6 +34,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_channel_layers():
+    """Each test gets its own channel-layer instances. A channels_redis layer remembers the event loop
+    of a receive still pending when a test's ``asyncio.run`` ended (its consumer never saw the
+    disconnect); the next test's loop would then find that loop's lock and fail with "bound to a
+    different event loop"."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
 @pytest.fixture
 def catalogue(db):
     """The hand-written MTGJSON sample (23 cards with legalities) imported through the real command."""
@@ -114,17 +127,14 @@ def daphne_server(transactional_db, tmp_path):
     _stop(proc)
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, tmp_path):
-    """A real Celery worker process (services stack) consuming this run's queue."""
-    if stack() != "services":
-        pytest.skip("the embedded stack runs tasks eagerly, with no worker process")
+def start_worker(tmp_path, *pool_args):
+    """Start a real Celery worker on this run's queues (default, training, inference); yields the process (its log printed at the end)."""
     from django.conf import settings
 
     log = open(tmp_path / "worker.log", "w+")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "mtgsite", "worker", "--pool", "solo", "--without-gossip",
-         "--without-mingle", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "--loglevel", "INFO"],
+        [sys.executable, "-m", "celery", "-A", "mtgsite", "worker", *(pool_args or ("--pool", "solo")),
+         "--without-gossip", "--without-mingle", "-Q", ",".join(settings.CELERY_ALL_QUEUES), "--loglevel", "INFO"],
         cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
@@ -142,4 +152,12 @@ def celery_worker_process(transactional_db, tmp_path):
     yield proc
     _stop(proc)
     log.seek(0)
-    print(log.read()[-3000:])
+    print(log.read()[-4000:])
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker process (services stack) consuming this run's queue."""
+    if stack() != "services":
+        pytest.skip("the embedded stack runs tasks eagerly, with no worker process")
+    yield from start_worker(tmp_path)

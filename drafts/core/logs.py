@@ -210,12 +210,15 @@ def pod_keys(logs: DraftLogs, seats: dict[str, tuple[str, int]] | None) -> np.nd
 
 def held_out_mask(keys: np.ndarray, every: int = 10) -> np.ndarray:
     """Split by pod: a stable 1-in-``every`` share of pods (by a hash of the pod key) is held out;
-    at least one pod when there are two or more."""
+    with two or more pods, at least one is held out and at least one is kept for training."""
     unique, inverse = np.unique(keys, return_inverse=True)
     hashes = np.array([zlib.crc32(str(k).encode()) for k in unique], dtype=np.int64)
     held = hashes % every == 0
-    if not held.any() and len(unique) >= 2:  # few pods: still hold one out (the lowest hash)
-        held[int(np.argmin(hashes))] = True
+    if len(unique) >= 2:
+        if not held.any():  # few pods: still hold one out (the lowest hash)
+            held[int(np.argmin(hashes))] = True
+        elif held.all():  # every pod hashed into the held-out share: keep the highest hash for training
+            held[int(np.argmax(hashes))] = False
     return held[inverse]
 
 

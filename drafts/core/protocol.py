@@ -7,11 +7,11 @@ socket of the pod may see: names, pick counts, who is still picking, never a car
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from decks.core import wire
 from drafts.core.cards import DraftError, SetList
 from drafts.core.pod import DraftPod, pass_direction
 
@@ -21,8 +21,7 @@ CLIENT_PICK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 ACTIONS = ("pick", "sync", "start", "ping")
 
 
-class ProtocolError(ValueError):
-    """A client message the server cannot act on; the text is sent back as-is."""
+ProtocolError = wire.ProtocolError  # the envelope checks are shared with the draft pods
 
 
 @dataclass(frozen=True)
@@ -51,26 +50,8 @@ def parse_client_message(text: str | bytes | None) -> ClientMessage:
     * ``{"v": 1, "action": "start"}`` starts the draft (the host only);
     * ``{"v": 1, "action": "ping"}`` is answered with ``pong``.
     """
-    if text is None:
-        raise ProtocolError("send text frames holding a JSON object")
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ProtocolError("messages must be UTF-8 JSON text") from None
-    if len(text) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message too long ({len(text)} characters; at most {MAX_MESSAGE_BYTES})")
-    try:
-        message = json.loads(text)
-    except ValueError:
-        raise ProtocolError("messages must be JSON objects") from None
-    if not isinstance(message, dict):
-        raise ProtocolError("messages must be JSON objects")
-    if message.get("v") != PROTOCOL_VERSION:
-        raise ProtocolError(f"unsupported protocol version {message.get('v')!r}; this server speaks v{PROTOCOL_VERSION}")
-    action = message.get("action")
-    if action not in ACTIONS:
-        raise ProtocolError(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+    message = wire.decode_message(text, version=PROTOCOL_VERSION, actions=ACTIONS, max_chars=MAX_MESSAGE_BYTES)
+    action = message["action"]
     if action != "pick":
         return ClientMessage(action=action)
     card = message.get("card")

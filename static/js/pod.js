@@ -7,40 +7,15 @@
   const initial = JSON.parse(document.getElementById("pod-initial").textContent);
   const $ = (id) => document.getElementById(id);
   const COLORS = {W: "White", U: "Blue", B: "Black", R: "Red", G: "Green", M: "Multicolour", C: "Colourless"};
-  const PENDING_KEY = "pod-pending-" + cfg.draft;
-  let status = initial.status, view = initial.view, ws = null, retry = 0, skew = 0;
-  let pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) || "null");
+  const {el, newId} = Live;
+  const slot = Live.pendingSlot("pod-pending-" + cfg.draft);
+  let status = initial.status, view = initial.view, live = null, skew = 0;
+  let pending = slot.get();
 
-  function el(tag, attrs, text) {
-    const node = document.createElement(tag);
-    Object.entries(attrs || {}).forEach(([k, v]) => { if (v !== null && v !== undefined) node.setAttribute(k, v); });
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
   function showError(text) { const box = $("pod-error"); box.textContent = text || ""; box.hidden = !text; }
-  function setConn(state, text) { const c = $("conn"); c.dataset.state = state; c.textContent = text; }
-  function newId() {
-    return (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : Date.now() + "-" + Math.random().toString(36).slice(2);
-  }
 
   // --- socket ---------------------------------------------------------------------------------
-  function connect() {
-    const proto = location.protocol === "https:" ? "wss://" : "ws://";
-    ws = new WebSocket(proto + location.host + cfg.ws);
-    ws.onopen = () => {
-      retry = 0; setConn("open", "live");
-      send({v: 1, action: "ping"});
-      if (pending) send(pending);  // resend an unanswered pick: same client_pick_id, applied at most once
-    };
-    ws.onmessage = (e) => { try { handle(JSON.parse(e.data)); } catch (err) { console.error(err); } };
-    ws.onclose = (e) => {
-      if (e.code === 4404) { setConn("closed", "this pod does not exist"); return; }
-      setConn("closed", "reconnecting…");
-      setTimeout(connect, Math.min(5000, 250 * Math.pow(2, retry++)));
-    };
-  }
-  function send(msg) { if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg)); }
-  setInterval(() => send({v: 1, action: "ping"}), 25000);
+  function send(msg) { if (live) live.send(msg); }
 
   function handle(msg) {
     if (msg.type === "status") { status = msg; renderStatus(); }
@@ -58,7 +33,7 @@
       skew = msg.t - Date.now() / 1000;
     }
   }
-  function clearPending() { pending = null; sessionStorage.removeItem(PENDING_KEY); }
+  function clearPending() { pending = slot.clear(); }
 
   // --- lobby and status -------------------------------------------------------------------------
   function renderStatus() {
@@ -166,8 +141,8 @@
 
   function pick(name) {
     if (pending || !view || !view.pack) return;  // one click = one pick
-    pending = {v: 1, action: "pick", card: name, pack_number: view.pack_number, pick_number: view.pick_number, client_pick_id: newId()};
-    sessionStorage.setItem(PENDING_KEY, JSON.stringify(pending));
+    pending = slot.set({v: 1, action: "pick", card: name, pack_number: view.pack_number, pick_number: view.pick_number,
+                        client_pick_id: newId()});
     markPending();
     showError("");
     send(pending);
@@ -199,5 +174,8 @@
   }
   renderStatus();
   renderView();
-  connect();
+  // A ping on connect measures the clock skew for the timer; an unanswered pick is resent with its
+  // client_pick_id (applied at most once).
+  live = Live.socket({path: cfg.ws, onMessage: handle, onOpen: () => send({v: 1, action: "ping"}), unanswered: () => pending,
+                      closed: {4404: "this pod does not exist"}});
 })();

@@ -243,3 +243,17 @@ def test_full_pod_and_decks_are_fast(small_set):
     elapsed = time.perf_counter() - start
     assert all(d.size == 40 for d in decks)
     assert elapsed < 0.5, f"pod + deck building took {elapsed:.3f}s"
+
+
+def test_held_out_split_keeps_both_sides_for_few_pods():
+    """crc32('pod0') and crc32('pod3') are both 0 mod 10, crc32('pod1') and crc32('pod2') are not: whatever the
+    hashes, two or more pods give a non-empty held-out share and a non-empty training share."""
+    from drafts.core.logs import held_out_mask
+
+    for pods in (["pod0", "pod3"], ["pod1", "pod2"], ["pod0", "pod1"], ["pod0", "pod3", "pod8"]):
+        keys = np.array([p for p in pods for _ in range(3)], dtype=object)
+        held = held_out_mask(keys)
+        assert held.any() and not held.all(), pods
+        assert all(len(set(held[keys == p])) == 1 for p in pods)  # a pod is never split
+    many = np.array([f"pod{i}" for i in range(200)], dtype=object)
+    assert 0.05 < held_out_mask(many).mean() < 0.15  # the usual one in ten

@@ -4,20 +4,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from channels.testing import WebsocketCommunicator
-from django.contrib.sessions.backends.db import SessionStore
 
 from drafts import online
 from drafts.models import DraftPick
+from tests.ws import connect_path, guest_session, receive_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
-
-
-def guest_session() -> str:
-    store = SessionStore()
-    store["guest"] = True
-    store.create()
-    return store.session_key
 
 
 def pod_with_two_guests(timer=0):
@@ -28,23 +20,7 @@ def pod_with_two_guests(timer=0):
 
 
 async def connect(draft_id, session_key=None, path=None):
-    from mtgsite.asgi import application
-
-    headers = [(b"origin", b"http://localhost")]
-    if session_key:
-        headers.append((b"cookie", f"sessionid={session_key}".encode()))
-    comm = WebsocketCommunicator(application, path or f"/ws/pods/{draft_id}/", headers=headers)
-    connected, code = await comm.connect(timeout=10)
-    return comm, connected, code
-
-
-async def receive_until(comm, predicate, timeout=10, log=None):
-    while True:
-        msg = await comm.receive_json_from(timeout=timeout)
-        if log is not None:
-            log.append(msg)
-        if predicate(msg):
-            return msg
+    return await connect_path(path or f"/ws/pods/{draft_id}/", session_key)
 
 
 async def drain(comm, log, timeout=0.3):
@@ -190,3 +166,46 @@ def test_timer_runs_out_over_the_socket(draft_set, settings):
     asyncio.run(scenario())
     auto = DraftPick.objects.get(seat__draft=draft, seat__seat=0, pack_number=0, pick_number=0)
     assert auto.timed_out
+
+
+def test_a_lost_view_heals_itself(draft_set, monkeypatch):
+    """A seat view that never reaches its socket (the channel layer dropped it) is sent again once the
+    statuses that keep coming show the seat has moved on: the person is never left waiting."""
+    from drafts.consumers import PodConsumer
+
+    monkeypatch.setattr(PodConsumer, "HEAL_AFTER", 0.2)
+    draft, a, b = pod_with_two_guests()
+    online.start_pod(draft.pk, None, a)
+    real = online.publish
+    dropped = []
+
+    async def lossy(layer, outcome):
+        view = outcome.views.get(1) if outcome is not None else None
+        if view and view.get("pick_number") == 1 and not dropped:
+            dropped.append(outcome.views.pop(1))  # Ben's view after his first pick is lost
+        await real(layer, outcome)
+
+    monkeypatch.setattr(online, "publish", lossy)
+
+    async def scenario():
+        ben, ok, _ = await connect(draft.pk, b)
+        view = await receive_until(ben, lambda m: m["type"] == "seat" and m["pack"])
+        await ben.send_json_to({"v": 1, "action": "pick", "card": view["pack"][0]["name"], "pack_number": 0,
+                                "pick_number": 0, "client_pick_id": "b1"})
+        # The ack and the healed view may come in either order (the pick is written in the background).
+        seen = {"picked": False, "healed": None}
+
+        def done(m):
+            if m["type"] == "picked":
+                seen["picked"] = True
+            if m["type"] == "seat" and m.get("pick_number") == 1:
+                seen["healed"] = m
+            return seen["picked"] and seen["healed"] is not None
+
+        await receive_until(ben, done, timeout=5)
+        await ben.disconnect()
+        return seen["healed"]
+
+    healed = asyncio.run(scenario())
+    assert dropped and healed["pick_number"] == dropped[0]["pick_number"] == 1
+    assert [c["name"] for c in healed["pool"]] == [c["name"] for c in dropped[0]["pool"]]
