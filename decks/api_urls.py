@@ -5,6 +5,7 @@ from decks.api import CardViewSet, DeckViewSet
 from decks.completion_api import CompletionDetailView, CompletionListView
 from drafts.api import DraftDetailView, DraftExportView, SetListView, SimulateView, SuggestView
 from drafts.pod_api import PodCreateView, PodJoinView, PodPickView, PodStartView, PodView
+from gameplay.api import AdviceView, GameActionView, GameCreateView, GameView, SampleDecksView
 
 urlpatterns = [
     path("cards/", CardViewSet.as_view({"get": "list"}), name="api-card-list"),
@@ -24,4 +25,9 @@ urlpatterns = [
     path("pods/<uuid:draft_id>/start", PodStartView.as_view(), name="api-pod-start"),
     path("pods/<uuid:draft_id>/picks", PodPickView.as_view(), name="api-pod-pick"),
     path("drafts/<uuid:draft_id>/export", DraftExportView.as_view(), name="api-draft-export"),
+    path("games", GameCreateView.as_view(), name="api-games"),
+    path("games/advice", AdviceView.as_view(), name="api-game-advice"),
+    path("games/decks", SampleDecksView.as_view(), name="api-game-decks"),
+    path("games/<uuid:game_id>", GameView.as_view(), name="api-game"),
+    path("games/<uuid:game_id>/actions", GameActionView.as_view(), name="api-game-actions"),
 ]

@@ -184,44 +184,70 @@ def job_payload(job: CompletionJob) -> dict:
     }
 
 
-def run_job(job_id) -> CompletionJob:
-    job = CompletionJob.objects.get(pk=job_id)
-    if job.status in ("done", "failed"):
-        return job  # a redelivered task does not run twice
-    job.status, job.started, job.progress, job.message = "running", timezone.now(), 0.0, "Loading the model"
-    job.save(update_fields=["status", "started", "progress", "message"])
+def claim_jobs(job_id, limit: int | None = None) -> list[CompletionJob]:
+    """Claim the job ``job_id`` and up to ``limit - 1`` other queued jobs (oldest first) for one batch.
+
+    Each claimed row is flipped from queued to running by a conditional UPDATE, so a job is claimed by exactly one
+    task even when several workers race; on PostgreSQL the candidates are also read with
+    ``SELECT ... FOR UPDATE SKIP LOCKED`` inside the transaction, so concurrent claimers never wait on each other's rows.
+    Returns ``[]`` when ``job_id`` is no longer queued (taken by another batch, finished, or locked by a claimer that
+    is taking it). A job left running longer than ``COMPLETION_STALE_SECONDS`` (a worker died mid-batch; the broker
+    redelivers its task) can be claimed again by its own task.
+    """
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.db import connection
+    from django.db.models import Q
+
+    limit = max(1, int(limit or getattr(settings, "COMPLETION_BATCH_SIZE", 8)))
+    now = timezone.now()
+    stale = now - timedelta(seconds=getattr(settings, "COMPLETION_STALE_SECONDS", 900))
+    own_cond = Q(pk=job_id) & (Q(status="queued") | Q(status="running", started__lt=stale))
+    fields = dict(status="running", started=now, progress=0.0, message="Loading the model")
+
+    def take(job, cond) -> bool:
+        if CompletionJob.objects.filter(cond).update(**fields) != 1:
+            return False
+        for k, v in fields.items():
+            setattr(job, k, v)
+        return True
+
+    if not connection.features.has_select_for_update_skip_locked:
+        # SQLite: no row locks, and a read-then-write transaction fails at once ("database is locked") when another
+        # connection wrote in between; each conditional UPDATE on its own (autocommit, busy timeout) is the claim.
+        own = CompletionJob.objects.filter(pk=job_id).first()
+        if own is None or not take(own, own_cond):
+            return []
+        others = CompletionJob.objects.filter(status="queued").exclude(pk=own.pk).order_by("created")[:limit - 1]
+        return [own] + [j for j in (others if limit > 1 else []) if take(j, Q(pk=j.pk, status="queued"))]
+    with transaction.atomic():
+        rows = CompletionJob.objects.select_for_update(skip_locked=True)
+        own = rows.filter(own_cond).first()
+        if own is None or not take(own, Q(pk=own.pk)):
+            return []  # taken, finished, or locked by a claimer that is taking it
+        others = list(rows.filter(status="queued").exclude(pk=own.pk).order_by("created")[:limit - 1]) if limit > 1 else []
+        return [own] + [j for j in others if take(j, Q(pk=j.pk, status="queued"))]
+
+
+def batch_key(job: CompletionJob) -> tuple:
+    """Jobs with the same key run in one ``Completer.complete_many`` call (format and seed are per request)."""
+    return (job.sampler, bool(job.generate_side))
+
+
+def _fail(job: CompletionJob, error: str) -> None:
+    job.status, job.error, job.finished = "failed", error, timezone.now()
+    job.save(update_fields=["status", "error", "finished"])
     publish_job(job)
-    last = [0.0]
 
-    def progress(fraction: float, message: str = ""):
-        now = time.monotonic()
-        if now - last[0] < 0.25 and fraction < 1.0:
-            return
-        last[0] = now
-        CompletionJob.objects.filter(pk=job.pk).update(progress=min(fraction, 0.99), message=message[:200])
-        job.progress, job.message = min(fraction, 0.99), message[:200]
-        publish_job(job)
 
-    try:
-        from ml.diffusion.complete import CompletionError
-        from ml.registry import NoActiveModel, active_version
-
-        completer = get_completer()
-        completion = completer.complete(
-            [tuple(x) for x in job.known_main], [tuple(x) for x in job.known_side], job.format, seed=job.seed,
-            sampler=job.sampler, generate_side=job.generate_side, progress=progress)
-    except (CompletionError, NoActiveModel) as exc:
-        job.status, job.error, job.finished = "failed", str(exc), timezone.now()
-        job.save(update_fields=["status", "error", "finished"])
-        publish_job(job)
-        return job
-
+def _finish(job: CompletionJob, completion, version) -> None:
     with transaction.atomic():
         parsed = ParsedDeck([Entry(n, c) for n, c in completion.main], [Entry(n, c) for n, c in completion.side])
         deck = save_parsed_deck(parsed, job.format, f"Completed {job.format.title()} deck", owner=job.owner,
                                 source="completion")
         job.deck = deck
-        job.model_version = active_version("deck_diffusion")
+        job.model_version = version
         job.result = {
             "main": [list(x) for x in completion.main], "side": [list(x) for x in completion.side],
             "generated_main": [list(x) for x in completion.generated_main],
@@ -231,6 +257,119 @@ def run_job(job_id) -> CompletionJob:
         job.status, job.progress, job.message, job.finished = "done", 1.0, "Done", timezone.now()
         job.save()
     publish_job(job)
+
+
+INTERNAL_ERROR = "Internal error while completing the deck; nothing was saved."
+
+
+def _complete_group(completer, jobs: list[CompletionJob]) -> list:
+    """One batch through ``complete_many``; progress is fanned out to every job's row and websocket group.
+    If the batch itself crashes (not a per-request CompletionError), each job is retried alone so one poison job
+    cannot fail the others; a job that crashes alone gets an internal-error outcome (an Exception)."""
+    import logging
+
+    def reporter(group: list[CompletionJob]):
+        last = [0.0]
+        ids = [job.pk for job in group]
+        suffix = f" (batch of {len(group)})" if len(group) > 1 else ""
+
+        def progress(fraction: float, message: str = ""):
+            now = time.monotonic()
+            if now - last[0] < 0.25 and fraction < 1.0:
+                return
+            last[0] = now
+            value, text = min(fraction, 0.99), (message + suffix)[:200]
+            CompletionJob.objects.filter(pk__in=ids, status="running").update(progress=value, message=text)
+            for job in group:
+                job.progress, job.message = value, text
+                publish_job(job)
+        return progress
+
+    sampler, generate_side = batch_key(jobs[0])
+
+    def run(group, report):
+        return completer.complete_many(
+            [(j.known_main or [], j.known_side or [], j.format) for j in group],  # bad rows get their own CompletionError
+            seeds=[j.seed for j in group], sampler=sampler, generate_side=generate_side, progress=report)
+
+    try:
+        return run(jobs, reporter(jobs))
+    except Exception:
+        if len(jobs) == 1:
+            logging.getLogger(__name__).exception("completion job %s crashed", jobs[0].pk)
+            return [RuntimeError(INTERNAL_ERROR)]
+        logging.getLogger(__name__).exception("completion batch %s crashed; running its jobs one by one",
+                                              [job.pk for job in jobs])
+    outcomes = []
+    for job in jobs:
+        try:
+            outcomes += run([job], reporter([job]))
+        except Exception:
+            logging.getLogger(__name__).exception("completion job %s crashed", job.pk)
+            outcomes.append(RuntimeError(INTERNAL_ERROR))
+    return outcomes
+
+
+def run_batch(job_id, limit: int | None = None) -> tuple[CompletionJob | None, list[CompletionJob]]:
+    """Claim ``job_id`` and other queued jobs (``claim_jobs``), complete them in batches of compatible settings on
+    the model's device, and store each job's result or its own error. Returns (the job ``job_id``, the jobs this
+    call ran); the first is the row as it stands when another batch already took it (nothing is run twice)."""
+    claimed = claim_jobs(job_id, limit)
+    if not claimed:
+        return CompletionJob.objects.filter(pk=job_id).first(), []
+    try:
+        _run_claimed(claimed)
+    except Exception:  # e.g. the channel layer is down: no claimed job is left "running"
+        CompletionJob.objects.filter(pk__in=[j.pk for j in claimed], status="running").update(
+            status="failed", error=INTERNAL_ERROR, finished=timezone.now())
+        raise
+    return claimed[0], claimed
+
+
+def _run_claimed(claimed: list[CompletionJob]) -> None:
+    import logging
+
+    for job in claimed:
+        publish_job(job)
+    from ml.registry import NoActiveModel, active_version
+
+    try:
+        completer = get_completer()
+        version = active_version("deck_diffusion")
+    except Exception as exc:  # NoActiveModel or a broken model: every claimed job says so
+        if not isinstance(exc, NoActiveModel):
+            logging.getLogger(__name__).exception("could not load the completion model")
+        for job in claimed:
+            _fail(job, str(exc) if isinstance(exc, NoActiveModel) else INTERNAL_ERROR)
+        return
+    from ml.diffusion.complete import CompletionError
+
+    groups: dict[tuple, list[CompletionJob]] = {}
+    for job in claimed:  # the task's own job first, so its group runs first
+        groups.setdefault(batch_key(job), []).append(job)
+    for jobs in groups.values():
+        outcomes = _complete_group(completer, jobs)
+        for job, outcome in zip(jobs, outcomes):
+            try:
+                if isinstance(outcome, CompletionError):
+                    _fail(job, str(outcome))
+                elif isinstance(outcome, Exception):
+                    _fail(job, INTERNAL_ERROR)
+                else:
+                    _finish(job, outcome, version)
+            except Exception:
+                logging.getLogger(__name__).exception("storing completion job %s failed", job.pk)
+                CompletionJob.objects.filter(pk=job.pk).update(status="failed", error=INTERNAL_ERROR,
+                                                              finished=timezone.now())
+                job.refresh_from_db()
+                publish_job(job)
+
+
+def run_job(job_id) -> CompletionJob:
+    """Run ``job_id`` (batched with other queued jobs, see ``run_batch``); returns its row."""
+    job, _ = run_batch(job_id)
+    if job is None:
+        raise CompletionJob.DoesNotExist(job_id)
     return job
 
 

@@ -34,21 +34,27 @@ def analyze_deck(deck_id: int) -> dict:
 
 @shared_task(name="decks.complete_deck", acks_late=True)
 def complete_deck_task(job_id: str) -> dict:
-    """Run one deck completion; progress and the result go to the job row and its websocket group."""
+    """Run deck completions as one batch: this job plus up to COMPLETION_BATCH_SIZE - 1 other queued ones
+    (``decks.completion.run_batch``); progress and each result go to the job rows and their websocket groups.
+    A task whose job another batch already took returns at once with that job's current state."""
     import logging
 
-    from decks.completion import publish_job, job_payload, run_job
+    from decks.completion import INTERNAL_ERROR, job_payload, publish_job, run_batch
     from decks.models import CompletionJob
 
     try:
-        return job_payload(run_job(job_id))
-    except CompletionJob.DoesNotExist:
-        return {"id": job_id, "status": "failed", "error": "No such job."}
+        job, claimed = run_batch(job_id)  # leaves no claimed job running when it raises
     except Exception:
-        logging.getLogger(__name__).exception("completion job %s crashed", job_id)
-        CompletionJob.objects.filter(pk=job_id).update(
-            status="failed", error="Internal error while completing the deck; nothing was saved.", finished=timezone.now())
+        logging.getLogger(__name__).exception("completion batch of job %s crashed", job_id)
+        CompletionJob.objects.filter(pk=job_id, status__in=("queued", "running")).update(
+            status="failed", error=INTERNAL_ERROR, finished=timezone.now())
         job = CompletionJob.objects.filter(pk=job_id).first()
         if job is not None:
-            publish_job(job)
+            try:
+                publish_job(job)
+            except Exception:
+                pass
         raise
+    if job is None:
+        return {"id": job_id, "status": "failed", "error": "No such job."}
+    return {**job_payload(job), "batch": [str(j.pk) for j in claimed]}

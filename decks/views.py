@@ -15,6 +15,7 @@ from decks.forms import DeckImportForm, import_deck
 from decks.models import Card, CardSet, Deck, DeckCard
 from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
 from decks.services import parsed_from_deck
+from gameplay.carddb import support_view
 from ml.embeddings.service import similar_cards
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
@@ -75,6 +76,7 @@ def card_detail(request, card_id: int):
         "faces": faces,
         "printings": printings,
         "decks": decks_playing(card),
+        "engine": support_view([card]),
         "deck_total": DeckCard.objects.filter(card=card).values("deck_id").distinct().count(),
     })
 
@@ -153,6 +155,7 @@ def deck_detail(request, deck_id: int):
         "curve_total": sum(r["count"] for r in groups["curve"]),
         "pips": groups["pips"],
         "legality": legality_view(deck.analysis, deck.format),
+        "engine": support_view(Card.objects.filter(deck_entries__deck=deck, deck_entries__board="main").distinct()),
         "appearances": appearances,
         "appearance_total": deck.appearances.count() if deck.source == "corpus" else 0,
     })

@@ -12,14 +12,20 @@ def device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def build_completer():
+def build_completer(diffusion=None):
+    """The Completer of the active versions (or of the ``diffusion`` ModelVersion given, for evaluation)."""
     from ml.diffusion.complete import Completer
     from ml.diffusion.model import DeckDenoiser
     from ml.diffusion.schedule import cosine_schedule
     from ml.embeddings.service import active_embeddings
 
     emb = active_embeddings()
-    diff = load_active("deck_diffusion")
+    if diffusion is not None:
+        from ml.registry import load_version
+
+        diff = load_version(diffusion)
+    else:
+        diff = load_active("deck_diffusion")
     expected = diff.config.get("names_sha1")
     if expected and expected != names_sha1(emb.names):
         raise NoActiveModel(

@@ -77,7 +77,8 @@ def save_tensors(path: Path, tensors: dict, metadata: dict | None = None) -> Non
 
 
 def register_file(kind: str, path: Path, config: dict, metrics: dict | None = None, scope: str = "",
-                  activate: bool = False, data_snapshot: dict | None = None, notes: str = "") -> ModelVersion:
+                  activate: bool = False, data_snapshot: dict | None = None, notes: str = "",
+                  user: str = "") -> ModelVersion:
     """Add an existing safetensors file as the next version of (kind, scope)."""
     path = Path(path)
     with transaction.atomic():
@@ -87,7 +88,7 @@ def register_file(kind: str, path: Path, config: dict, metrics: dict | None = No
             weights_sha256=sha256_file(path), weights_bytes=path.stat().st_size, metrics=metrics or {},
             data_snapshot=data_snapshot or {}, code_version=code_version(), notes=notes)
         if activate:
-            activate_version(version)
+            activate_version(version, user=user)
     return version
 
 
@@ -104,11 +105,163 @@ def save_version(kind: str, tensors: dict, config: dict, metrics: dict | None = 
 
 
 @transaction.atomic
-def activate_version(version: ModelVersion) -> ModelVersion:
-    ModelVersion.objects.filter(kind=version.kind, scope=version.scope, active=True).exclude(pk=version.pk).update(active=False)
+def activate_version(version: ModelVersion, user: str = "", action: str = "activate",
+                     previous: ModelVersion | None = None) -> ModelVersion:
+    """Make ``version`` the one active version of its (kind, scope) and record the activation
+    (``previous``: what was active before, unless a rollback says otherwise)."""
+    from ml.models import ActivationEvent
+
+    current = (ModelVersion.objects.select_for_update().filter(kind=version.kind, scope=version.scope, active=True)
+               .exclude(pk=version.pk).first())
+    already = ModelVersion.objects.filter(pk=version.pk, active=True).exists()
+    if current is not None:
+        ModelVersion.objects.filter(pk=current.pk).update(active=False)
     ModelVersion.objects.filter(pk=version.pk).update(active=True)
     version.active = True
+    if not already or action == "rollback":
+        ActivationEvent.objects.create(kind=version.kind, scope=version.scope, version=version, action=action,
+                                       previous=previous if action == "rollback" else current, user=user or "")
     return version
+
+
+class RegistryError(ValueError):
+    """A registry operation that is not allowed (the message says why)."""
+
+
+def rollback(kind: str, scope: str = "", user: str = "") -> ModelVersion:
+    """Activate the version that was active before the current one (walks back through the history:
+    rolling back twice goes two activations back)."""
+    from ml.models import ActivationEvent
+
+    with transaction.atomic():
+        current = ModelVersion.objects.select_for_update().filter(kind=kind, scope=scope, active=True).first()
+        if current is None:
+            raise RegistryError(f"No active {kind}{f' [{scope}]' if scope else ''} version to roll back from.")
+        event = ActivationEvent.objects.filter(version=current).order_by("-id").first()
+        target = event.previous if event is not None else None
+        if target is None and event is None:  # versions activated before the history existed: the next older one
+            target = (ModelVersion.objects.filter(kind=kind, scope=scope, version__lt=current.version)
+                      .order_by("-version").first())
+        if target is None:
+            raise RegistryError(f"{current} has no earlier active version to roll back to.")
+        before = ActivationEvent.objects.filter(version=target).order_by("-id").first()
+        activate_version(target, user=user, action="rollback", previous=before.previous if before else None)
+        return target
+
+
+def references(version: ModelVersion) -> dict[str, int]:
+    """Rows that point at this version (jobs, drafts, training runs), by model: {label: count}."""
+    out = {}
+    for rel in version._meta.related_objects:
+        if rel.related_model.__name__ == "ActivationEvent":
+            continue  # history rows go with the version
+        count = rel.related_model._default_manager.filter(**{rel.field.name: version}).count()
+        if count:
+            out[rel.related_model._meta.verbose_name_plural] = count
+    return out
+
+
+def delete_version(version: ModelVersion) -> None:
+    """Delete an unused version and its weights file (a file under MTG_MODEL_DIR only; shipped files stay).
+    Refused for the active version and for one that jobs, drafts or runs refer to."""
+    from django.db.models import ProtectedError
+
+    version.refresh_from_db()
+    if version.active:
+        raise RegistryError(f"{version} is active: activate another version (or roll back) before deleting it.")
+    refs = references(version)
+    if refs:
+        raise RegistryError(f"{version} is in use and is kept: referenced by "
+                            + ", ".join(f"{n} {label}" for label, n in refs.items()) + ".")
+    path = resolve_path(version.weights_path)
+    shared = ModelVersion.objects.filter(weights_path=version.weights_path).exclude(pk=version.pk).exists()
+    try:
+        version.delete()
+    except ProtectedError as exc:
+        raise RegistryError(f"{version} is in use and is kept ({exc.args[0]}).") from None
+    try:
+        if not shared and path.exists() and path.resolve().is_relative_to(model_dir().resolve()):
+            path.unlink()
+    except OSError:
+        pass
+
+
+def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", activate: bool = False,
+                   user: str = "", metrics: dict | None = None) -> ModelVersion:
+    """Check an uploaded safetensors file (size, header, tensors against the kind's config; never
+    unpickled, never fully loaded) and register it. ``file``: a path or a file object (e.g. Django's
+    UploadedFile). Raises ``UploadRejected`` with the reason; nothing is written then."""
+    import os
+    import tempfile
+    import uuid
+
+    from ml import kinds
+    from ml.safetensors_check import UploadRejected, check_tensors, read_header
+
+    limit = int(settings.MTG_MODEL_UPLOAD_MAX_BYTES)
+    if kind not in dict(ModelVersion.KINDS):
+        raise UploadRejected(f"Unknown kind {kind!r}.")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config or "{}")
+        except ValueError as exc:
+            raise UploadRejected(f"The config is not valid JSON: {exc}.") from None
+    try:
+        expected = kinds.expected_shapes(kind, config)
+    except kinds.ConfigError as exc:
+        raise UploadRejected(f"The config does not fit {kind}: {exc}.") from None
+    if kind == "draft_bot" and ":" not in scope:
+        raise UploadRejected("A draft bot's scope is FAMILY:SET, e.g. neural:BLB.")
+    fh = open(file, "rb") if isinstance(file, (str, Path)) else file
+    try:
+        size = getattr(fh, "size", None)
+        if size is None:
+            size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise UploadRejected(f"The file is {size / 1e6:.1f} MB; uploads are limited to {limit / 1e6:.0f} MB "
+                                 f"(MTG_MODEL_UPLOAD_MAX_BYTES).")
+        fh.seek(0)
+        header = read_header(fh, size)
+        problems = check_tensors(header, expected, kinds.dtypes(kind, config))
+        for key, check in kinds.required_metadata(kind, config).items():
+            problem = check(header.metadata[key]) if key in header.metadata else f"metadata {key!r} is missing"
+            if problem:
+                problems.append(problem)
+        if problems:
+            raise UploadRejected("The weights do not match the config: " + "; ".join(problems[:8])
+                                 + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else "") + ".")
+        folder = model_dir() / kind / (scope.replace(":", "-") or "_")
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"upload-{uuid.uuid4().hex[:12]}.safetensors"
+        fh.seek(0)
+        tmp = tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".part")
+        try:
+            written = 0
+            while True:
+                block = fh.read(1 << 20)
+                if not block:
+                    break
+                written += len(block)
+                if written > limit:
+                    raise UploadRejected("The file grew past the size limit while it was copied.")
+                tmp.write(block)
+            tmp.close()
+            os.chmod(tmp.name, 0o644)
+            os.replace(tmp.name, target)
+        except BaseException:
+            tmp.close()
+            Path(tmp.name).unlink(missing_ok=True)
+            raise
+    finally:
+        if fh is not file:
+            fh.close()
+    try:
+        return register_file(kind, target, config, metrics or {}, scope=scope, activate=activate,
+                             data_snapshot={"uploaded_by": user} if user else {},
+                             notes=notes or "uploaded", user=user)
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
 
 
 def active_version(kind: str, scope: str = "") -> ModelVersion:

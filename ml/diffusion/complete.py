@@ -327,12 +327,14 @@ class Completer:
 
     def complete_many(self, requests, seed: int = 0, sampler: str = "fast", steps: int = 50,
                       generate_side: bool = True, max_rounds: int = 5,
-                      progress: Callable[[float, str], None] | None = None) -> list["Completion | CompletionError"]:
+                      progress: Callable[[float, str], None] | None = None,
+                      seeds: list[int] | None = None) -> list["Completion | CompletionError"]:
         """Complete a batch of ``(main_known, side_known, fmt)`` requests with batched sampling.
 
-        Returns one ``Completion`` or ``CompletionError`` per request, in order. Every request uses ``seed`` with its
-        own generator, so it gets the same deck as ``complete(..., seed=seed)`` alone (up to float rounding of the
-        batched matrix products). ``Completion.seconds`` is the batch's time divided by the number of requests.
+        Returns one ``Completion`` or ``CompletionError`` per request, in order. Every request uses ``seed`` (or its
+        own entry of ``seeds``) with its own generator, so it gets the same deck as ``complete(..., seed=...)`` alone
+        (up to float rounding of the batched matrix products). ``Completion.seconds`` is the batch's time divided by
+        the number of requests.
         """
         started = time.perf_counter()
         report = progress or (lambda fraction, message: None)
@@ -340,6 +342,8 @@ class Completer:
             raise CompletionError(f"Unknown sampler '{sampler}': use 'fast' or 'full'.")
         if int(steps) < 1:
             raise CompletionError("The fast sampler needs at least 1 step.")
+        if seeds is not None and len(seeds) != len(requests):
+            raise ValueError(f"{len(seeds)} seeds for {len(requests)} requests")
         outcomes: list = [None] * len(requests)
         jobs: list[_Job] = []
         for i, request in enumerate(requests):
@@ -353,7 +357,7 @@ class Completer:
                 outcomes[i] = CompletionError("Each request must be (main cards, sideboard cards, format).")
                 continue
             job.index = i
-            job.gen = torch.Generator().manual_seed(int(seed))
+            job.gen = torch.Generator().manual_seed(int(seed if seeds is None else seeds[i]))
             jobs.append(job)
 
         any_main = any(len(j.user_main) < MAIN_SLOTS for j in jobs)

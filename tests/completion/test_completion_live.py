@@ -67,6 +67,37 @@ def test_completion_job_over_http_and_websocket(tiny_models, daphne_server, runn
     assert CompletionJob.objects.get(pk=body["id"]).deck.main_count == 60
 
 
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def test_concurrent_completion_requests_all_finish(tiny_models, daphne_server, runner):
+    """Several requests at once (batched by the worker on the services stack): each job gets its own deck."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    payloads = [{"format": "modern", "text": "4 Lightning Bolt\n4 Goblin Guide", "seed": i} for i in range(4)]
+    payloads.append({"format": "legacy", "text": "4 Counterspell\n10 Island", "seed": 9})
+    with ThreadPoolExecutor(len(payloads)) as pool:
+        answers = list(pool.map(lambda p: post_json(f"{daphne_server}/api/decks/complete", p), payloads))
+    assert all(status == 202 for status, _ in answers), answers
+    ids = [body["id"] for _, body in answers]
+    deadline, finals = time.monotonic() + 120, {}
+    while len(finals) < len(ids) and time.monotonic() < deadline:
+        for job_id in ids:
+            if job_id not in finals:
+                body = get_json(f"{daphne_server}/api/decks/complete/{job_id}")
+                if body["status"] in ("done", "failed"):
+                    finals[job_id] = body
+        time.sleep(0.2)
+    assert len(finals) == len(ids), f"unfinished: {set(ids) - set(finals)}"
+    assert all(b["status"] == "done" for b in finals.values()), finals
+    assert all(sum(c for _, c in b["result"]["main"]) == 60 for b in finals.values())
+    assert len({b["deck"] for b in finals.values()}) == len(ids)  # one deck per job, none run twice
+    legacy = dict(map(tuple, finals[ids[-1]]["result"]["main"]))
+    assert legacy["Counterspell"] == 4 and finals[ids[-1]]["format"] == "legacy"
+
+
 def test_bad_completion_request_over_http(tiny_models, daphne_server):
     status, body = post_json(f"{daphne_server}/api/decks/complete", {"format": "modern", "text": "4 Lightnig Bolt"})
     assert status == 400 and "Lightning Bolt" in body["errors"][0]["suggestions"]

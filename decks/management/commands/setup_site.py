@@ -6,6 +6,20 @@ from decks.models import Card, CardSet, Deck
 
 
 class Command(BaseCommand):
+    def _engine_cards(self, force):
+        """The rules engine's card database (game advice); rebuilt when the catalogue changes."""
+        from gameplay import carddb
+        from gameplay.models import EngineCard
+
+        if not carddb.engine_version():
+            self.stdout.write("engine cards: phase-python is not installed; game advice is off")
+            return
+        if carddb.card_data_path().exists() and EngineCard.objects.exists() and not force:
+            self.stdout.write("engine cards: already built")
+            return
+        self.stdout.write("engine cards: converting the catalogue for the rules engine (build_engine_cards)")
+        call_command("build_engine_cards", stdout=self.stdout, stderr=self.stderr)
+
     help = "Import the cards, sets and deck corpus from MTG_DATA_DIR when they are not in the database yet."
 
     def add_arguments(self, parser):
@@ -24,6 +38,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{label}: importing ({command})")
             call_command(command, stdout=self.stdout, stderr=self.stderr)
         call_command("register_models", stdout=self.stdout, stderr=self.stderr)
+        self._engine_cards(force)
         self.stdout.write(self.style.SUCCESS(
             f"site data: {Card.objects.count()} cards, {CardSet.objects.count()} sets, "
             f"{Deck.objects.filter(source='corpus').count()} corpus decks"))

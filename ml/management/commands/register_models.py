@@ -33,6 +33,23 @@ class Command(BaseCommand):
                                  notes="quick model trained by register_models")
             except CommandError as exc:
                 self.stderr.write(f"{kind}: could not train a quick model ({exc}); deck completion stays off until one exists")
+        if not no_train:
+            self._quick_draft_bots()
         for kind in SHIPPED_KINDS:
             active = ModelVersion.objects.filter(kind=kind, active=True).first()
             self.stdout.write(f"{kind}: {'v%d active' % active.version if active else 'none active'}")
+
+    def _quick_draft_bots(self):
+        """A shipped draft bot whose file is missing (and no version of its scope is active): train a
+        quick one (a TrainingRun, with a progress bar) on the set's logs when there are any."""
+        for entry in shipped():
+            scope = entry.get("scope", "")
+            if entry["kind"] != "draft_bot" or ModelVersion.objects.filter(kind="draft_bot", scope=scope, active=True).exists():
+                continue
+            self.stdout.write(f"draft_bot[{scope}]: the shipped file is missing; training a quick one")
+            try:
+                call_command("models", "train", "draft_bot", "--scope", scope, "--quick", "--activate",
+                             stdout=self.stdout, stderr=self.stderr)
+            except CommandError as exc:
+                self.stderr.write(f"draft_bot[{scope}]: no quick model ({str(exc).splitlines()[0]}); "
+                                  f"the {scope.split(':')[0]} bot falls back to its untrained default")
