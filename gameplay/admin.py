@@ -1,0 +1,26 @@
+"""Django admin of the gameplay app."""
+import gameplay.gauntlet_admin  # noqa: F401 - registers the gauntlet's runs and games
+
+from django.contrib import admin  # noqa: E402
+
+from gameplay.models import PlayedGame  # noqa: E402
+
+
+@admin.register(PlayedGame)
+class PlayedGameAdmin(admin.ModelAdmin):
+    """Games against the AI. The engine state (hidden cards included, ~0.5 MB) is never shown as a form field."""
+
+    list_display = ("id", "human_deck_name", "ai_deck_name", "opponent", "owner", "status", "turn", "revision", "created")
+    list_filter = ("status", "opponent")
+    search_fields = ("id", "human_deck_name", "ai_deck_name", "owner__username")
+    readonly_fields = ("id", "owner", "session_key", "human_deck_name", "human_deck", "ai_deck_name", "ai_deck",
+                       "opponent", "human_seat", "seed", "engine", "status", "result", "turn", "revision", "decisions",
+                       "log", "advice", "state_size", "created", "updated")
+    exclude = ("state",)
+
+    @admin.display(description="engine state")
+    def state_size(self, obj):
+        return f"{len(obj.state or '') / 1024:.0f} KiB of engine JSON"
+
+    def has_add_permission(self, request):
+        return False

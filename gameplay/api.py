@@ -1,0 +1,204 @@
+"""Game API: advice for any engine state, and games against the AI (session-bound, like the page).
+
+``POST /api/games/advice`` is stateless: post a state from ``Game.state()`` (the whole engine JSON;
+the caller already holds it, hidden cards included) and a seat; get the recommendation, computed
+synchronously with a capped budget. The game endpoints call the same service as the websocket
+(gameplay.play), so an action made here is validated, locked and published exactly like one made
+on the page. Errors share the site's shape: ``{"errors": [{"message": ..., ...}]}``.
+"""
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from decks.api import ApiErrorsSerializer, errors_response
+from mtgsite.guests import guest_key
+from drafts.api import _json_body
+from gameplay import play
+from gameplay.models import PlayedGame
+
+
+def _error(exc: play.PlayError):
+    if isinstance(exc, play.DeckProblem):
+        return errors_response(*[{"message": f"{p['deck']}: the rules engine cannot play this deck", **p}
+                                 for p in exc.problems], code=400)
+    code = exc.code if exc.code in (400, 403, 404, 409, 500, 503) else 400
+    return errors_response({"message": str(exc), **{k: v for k, v in exc.details.items() if k != "panic"}}, code=code)
+
+
+class BudgetSerializer(serializers.Serializer):
+    seconds = serializers.FloatField(required=False, help_text="wall-clock seconds (capped by the server)")
+    simulations = serializers.IntegerField(required=False, min_value=1)
+
+
+class AdviceRequestSerializer(serializers.Serializer):
+    """Documentation of the body; the view checks it by hand for clear messages."""
+
+    state = serializers.JSONField(help_text="the engine's JSON state, as Game.state() returns it")
+    seat = serializers.IntegerField(min_value=0, max_value=1, help_text="whose decision to advise")
+    algorithm = serializers.ChoiceField(choices=["flat", "mcts", "minimax"], required=False,
+                                        help_text="default: the level's (mcts)")
+    level = serializers.CharField(required=False, help_text="fast, default, strong, flat or minimax")
+    budget = BudgetSerializer(required=False, help_text="instead of a level's budget")
+    seed = serializers.IntegerField(required=False, default=0)
+
+
+class AlternativeSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    key = serializers.CharField()
+    visits = serializers.IntegerField(allow_null=True)
+    value = serializers.FloatField(allow_null=True)
+    playable = serializers.BooleanField()
+
+
+class AdviceActionSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="send it back as the action's key")
+    type = serializers.CharField()
+    label = serializers.CharField()
+
+
+class RecommendationSerializer(serializers.Serializer):
+    action = AdviceActionSerializer()
+    line = serializers.ListField(child=serializers.CharField(), help_text="the expected line, this action first")
+    win_estimate = serializers.FloatField(help_text="0..1 for the seat")
+    alternatives = AlternativeSerializer(many=True)
+    simulations = serializers.IntegerField()
+    elapsed = serializers.FloatField()
+    algorithm = serializers.CharField()
+    forced = serializers.BooleanField(help_text="the only legal (distinct) action: nothing was searched")
+    workers = serializers.IntegerField(help_text="searches whose root statistics were summed (root parallelism)")
+    playable = serializers.BooleanField()
+    seat = serializers.IntegerField()
+    level = serializers.CharField()
+    budget = BudgetSerializer()
+    turn = serializers.IntegerField()
+    legal_actions = serializers.ListField(child=serializers.DictField())
+
+
+class AdviceView(APIView):
+    @extend_schema(
+        request=AdviceRequestSerializer, responses={200: RecommendationSerializer, 400: ApiErrorsSerializer},
+        examples=[OpenApiExample("One second of MCTS", request_only=True, value={
+            "state": {"state": {"...": "the engine's JSON from Game.state()"}}, "seat": 0, "algorithm": "mcts",
+            "budget": {"seconds": 1.0}}),
+            OpenApiExample("A level", request_only=True, value={"state": {"state": {}}, "seat": 1, "level": "fast"})],
+        description="The best action for `seat` in a posted engine state, the expected line, the win estimate "
+                    "and the alternatives considered (visits, values). Synchronous: the budget is capped "
+                    "(GAME_API_ADVICE_MAX_SECONDS, 5 s by default). A state the engine cannot load, a seat "
+                    "without a decision, an unknown level or algorithm: 400 with the reason.")
+    def post(self, request):
+        data, error = _json_body(request)
+        if error:
+            return error
+        if "state" not in data:
+            return errors_response({"field": "state", "message": "send the engine's JSON state as 'state'"})
+        budget = data.get("budget") or {}
+        if not isinstance(budget, dict):
+            return errors_response({"field": "budget", "message": "budget is {\"seconds\": n} and/or {\"simulations\": n}"})
+        try:
+            out = play.advise_state(data["state"], data.get("seat"), level=data.get("level"),
+                                    algorithm=data.get("algorithm"), seconds=budget.get("seconds"),
+                                    simulations=budget.get("simulations"), seed=data.get("seed", 0))
+        except play.PlayError as exc:
+            return _error(exc)
+        return Response(out)
+
+
+class GameCreateSerializer(serializers.Serializer):
+    deck = serializers.JSONField(help_text="'sample:<name>', 'deck:<id>' or {\"name\", \"main\": [[card, count], ...]}")
+    opponent_deck = serializers.JSONField(help_text="the AI's deck, same forms")
+    opponent = serializers.CharField(default="engine:Medium",
+                                     help_text="engine:VeryEasy..VeryHard, random, or search:fast|default|strong")
+    seat = serializers.IntegerField(default=0, min_value=0, max_value=1)
+    first = serializers.ChoiceField(choices=["you", "ai", "random"], default="random")
+    seed = serializers.IntegerField(required=False)
+
+
+def _body(request, row: PlayedGame, view: dict | None = None) -> dict:
+    return {"id": str(row.pk), "page": request.build_absolute_uri(reverse("game", args=[row.pk])),
+            "websocket": f"/ws/games/{row.pk}/", "view": view if view is not None else play.view_of(row)}
+
+
+def _owned(request, game_id) -> PlayedGame:
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None or not play.owns(row, request.user, guest_key(request)):
+        raise play.PlayError("no such game (or it is not yours)", 404)
+    return row
+
+
+class SampleDecksView(APIView):
+    @extend_schema(responses={200: dict}, description="The sample decks (every card supported by the engine) "
+                                                      "and the opponents: use them as 'sample:<name>' and 'opponent'.")
+    def get(self, request):
+        return Response({"decks": [{"deck": f"sample:{k}", "name": play.sample_label(k),
+                                    "main": v["main"], "format": v.get("format")} for k, v in play.sample_decks().items()],
+                         "opponents": [{"opponent": s, "name": n} for s, n in play.opponent_choices()],
+                         "levels": list(play.search_levels()), "algorithms": list(play.search_algorithms())})
+
+
+class GameCreateView(APIView):
+    @extend_schema(
+        request=GameCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
+        examples=[OpenApiExample("Sample decks", request_only=True, value={
+            "deck": "sample:mono_red_aggro", "opponent_deck": "sample:mono_white_weenie", "opponent": "engine:Medium"})],
+        description="Start a game against the AI (bound to your account, or to your session as a guest). The AI "
+                    "acts until your first decision. Decks with unknown or unsupported cards: 400 listing them.")
+    def post(self, request):
+        data, error = _json_body(request)
+        if error:
+            return error
+        if "deck" not in data or "opponent_deck" not in data:
+            return errors_response({"message": "send 'deck' and 'opponent_deck' ('sample:<name>', 'deck:<id>' or "
+                                               "{\"main\": [[card, count], ...]})"})
+        try:
+            row, outcome = play.create_game(data["deck"], data["opponent_deck"], data.get("opponent", "engine:Medium"),
+                                            human_seat=data.get("seat", 0), first=data.get("first", "random"),
+                                            user=request.user, session_key=guest_key(request, create=True),
+                                            seed=data.get("seed"))
+        except play.PlayError as exc:
+            return _error(exc)
+        return Response(_body(request, row, outcome.view), status=status.HTTP_201_CREATED,
+                        headers={"Location": reverse("api-game", args=[row.pk])})
+
+
+class GameView(APIView):
+    @extend_schema(responses={200: dict, 404: ApiErrorsSerializer},
+                   description="Your view of the game: your hand, the public board, the legal actions (each with the "
+                               "key to send back), the log and the revision. The opponent's hand and the libraries "
+                               "are never included.")
+    def get(self, request, game_id):
+        try:
+            return Response(_body(request, _owned(request, game_id)))
+        except play.PlayError as exc:
+            return _error(exc)
+
+
+class GameActionView(APIView):
+    @extend_schema(
+        request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer, 500: ApiErrorsSerializer},
+        examples=[OpenApiExample("Pass", request_only=True, value={
+            "key": "{\"data\":null,\"type\":\"PassPriority\"}", "revision": 3, "client_action_id": "a1"})],
+        description='Take one of the offered actions: {"key": the action\'s key, or "action": {"type", "data"}, '
+                    '"revision": the view\'s revision, "client_action_id": optional}. The AI then plays until your '
+                    "next decision. A stale revision or an action that is not legal now: 409, nothing written; "
+                    "resending the same client_action_id is answered, not applied twice; an engine crash: 500, "
+                    "the game is kept as it was.")
+    def post(self, request, game_id):
+        data, error = _json_body(request)
+        if error:
+            return error
+        action = data.get("key", data.get("action"))
+        if not isinstance(action, (str, dict)):
+            return errors_response({"field": "key", "message": "send 'key' (an offered action's key) or 'action'"})
+        try:
+            row = _owned(request, game_id)
+            outcome = play.human_action(row.pk, row.human_seat, action, data.get("revision"),
+                                        data.get("client_action_id"))
+        except play.PlayError as exc:
+            return _error(exc)
+        play.publish_sync(outcome)
+        return Response({"acted": outcome.ack, **_body(request, row, outcome.view)})
+

@@ -1,0 +1,142 @@
+"""The rules engine's card database, built from our catalogue (the shell around core.carddata).
+
+``card_data_path()`` is a JSON file under ``VAR_DIR/game`` named after a fingerprint of the
+catalogue, so it is rebuilt when cards are imported. ``get_engine()`` loads it once per process.
+``EngineCard`` rows record, per card, whether the engine fully supports it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+
+from decks.core.names import normalize_name
+from decks.models import Card
+from gameplay.core.carddata import build_card_data
+from gameplay.models import EngineCard
+
+ENGINE = "phase"
+CARD_FIELDS = ("id", "name", "front_name", "mana_cost", "colors", "color_identity", "type_line", "supertypes",
+               "types", "subtypes", "oracle_text", "power", "toughness", "loyalty", "defense", "layout",
+               "keywords", "faces")
+_lock = threading.Lock()
+_engines: dict[str, object] = {}
+
+
+def engine_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("phase-python")
+    except Exception:  # the package is missing: the play features say so
+        return ""
+
+
+def _fingerprint() -> str:
+    agg = Card.objects.aggregate(n=Max("id"))
+    raw = f"{Card.objects.count()}:{agg['n']}:{engine_version()}"
+    return hashlib.sha1(raw.encode()).hexdigest()[:12]
+
+
+def card_data_path() -> Path:
+    return Path(settings.VAR_DIR) / "game" / f"card-data-{_fingerprint()}.json"
+
+
+def build(progress=None) -> tuple[Path, dict]:
+    """Build the card database and the EngineCard rows for the whole catalogue."""
+    import phase
+
+    version = engine_version()
+    cards = list(Card.objects.values(*CARD_FIELDS))
+    ids = {c["name"]: c["id"] for c in cards}
+    verdicts: dict[str, list | None] = {}
+
+    def on_card(name, problems):
+        verdicts[name] = problems
+        if progress:
+            progress(len(verdicts), len(cards))
+
+    data = build_card_data(cards, phase.build_oracle_face, phase.build_oracle_face_multi, on_card)
+    path = card_data_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, path)
+    rows = [EngineCard(card_id=ids[name], engine=ENGINE, engine_version=version, built=problems is not None,
+                       supported=problems == [], problems=problems or []) for name, problems in verdicts.items()]
+    with transaction.atomic():
+        EngineCard.objects.filter(engine=ENGINE).delete()
+        EngineCard.objects.bulk_create(rows, batch_size=2000)
+    summary = {"cards": len(cards), "built": sum(v is not None for v in verdicts.values()),
+               "supported": sum(v == [] for v in verdicts.values()), "faces": len(data), "path": str(path)}
+    return path, summary
+
+
+def get_engine():
+    """The process-wide PhaseEngine over the current catalogue (built on first use)."""
+    from gameplay.core.engine import PhaseEngine
+
+    path = card_data_path()
+    with _lock:
+        engine = _engines.get(str(path))
+        if engine is None:
+            if not path.exists():
+                build()
+            engine = PhaseEngine(path)
+            _engines.clear()
+            _engines[str(path)] = engine
+    return engine
+
+
+def resolve_names(names) -> tuple[dict[str, Card], list[str]]:
+    """Deck names -> catalogue cards (by normalised name or front face) and the unknown names."""
+    wanted = {n: normalize_name(n) for n in set(names)}
+    found = {c.name_key: c for c in Card.objects.filter(name_key__in=set(wanted.values()))}
+    missing = [n for n, key in wanted.items() if key not in found]
+    if missing:
+        fronts = {normalize_name(c.front_name): c for c in Card.objects.filter(front_name__in=missing)}
+        found.update(fronts)
+    resolved = {n: found[k] for n, k in wanted.items() if k in found}
+    return resolved, sorted(n for n in wanted if n not in resolved)
+
+
+def deck_support(names) -> dict:
+    """Which cards of a deck the engine does not know or does not fully support.
+
+    Returns ``{"unknown": [names], "unsupported": {name: [problems]}, "supported": bool}``.
+    """
+    resolved, unknown = resolve_names(names)
+    rows = {r.card_id: r for r in EngineCard.objects.filter(engine=ENGINE, card__in=[c.id for c in resolved.values()])}
+    unsupported = {}
+    for name, card in sorted(resolved.items()):
+        row = rows.get(card.id)
+        if row is None or not row.built:
+            unsupported[name] = ["the engine cannot build this card"]
+        elif not row.supported:
+            unsupported[name] = row.problems or ["some abilities are not implemented"]
+    return {"unknown": unknown, "unsupported": unsupported, "supported": not unknown and not unsupported}
+
+
+def support_view(cards) -> dict | None:
+    """Engine support of some catalogue cards, for the card and deck pages.
+
+    ``None`` when support was never computed (``build_engine_cards`` has not run), else
+    ``{"checked": n, "unsupported": [{"card": Card, "problems": [...]}], "supported": bool}``.
+    """
+    cards = list(cards)
+    rows = {r.card_id: r for r in EngineCard.objects.filter(engine=ENGINE, card__in=[c.pk for c in cards])}
+    if not rows and not EngineCard.objects.filter(engine=ENGINE).exists():
+        return None
+    unsupported = []
+    for card in sorted(cards, key=lambda c: c.name):
+        row = rows.get(card.pk)
+        if row is None or not row.built:
+            unsupported.append({"card": card, "problems": ["the engine cannot build this card"]})
+        elif not row.supported:
+            unsupported.append({"card": card, "problems": row.problems or ["some abilities are not implemented"]})
+    return {"checked": len(cards), "unsupported": unsupported, "supported": not unsupported}

@@ -1,0 +1,405 @@
+"""The rules-engine interface the rest of the site uses, and its phase.rs implementation.
+
+Everything above this module (search, the play page, the gauntlet) talks to ``GameEngine`` /
+``Game`` only: state, legal actions *per seat*, apply, snapshot/restore, result, evaluation and
+each seat's observation. Another engine can replace phase.rs by implementing the same two
+classes. Pure: no Django; ``phase`` is imported lazily so the rest of the site runs without it.
+
+Facts about phase-python 0.103.0 this adapter hides:
+- ``Game.actions()`` is not tagged with the seat that may act; the seat comes from the
+  ``waiting_for`` prompt (``data.player``, or every ``pending`` player of a mulligan).
+- unknown card names are dropped silently at ``new_game``: we check names first.
+- there is no clone; a snapshot is the ``state()`` dict and a restore is ``load_game``.
+- a Rust panic arrives as ``BaseException`` (pyo3's ``PanicException``): it is turned into
+  ``EnginePanic`` so callers keep their last good snapshot and carry on.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+DIFFICULTIES = ("VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
+GAME_OVER = "GameOver"
+
+
+class EngineError(Exception):
+    """Base class: something the engine refused or could not do."""
+
+
+class UnknownCards(EngineError):
+    def __init__(self, names: Sequence[str]):
+        self.names = sorted(set(names))
+        super().__init__("the engine does not know these cards: " + ", ".join(self.names))
+
+
+class IllegalAction(EngineError):
+    """An action that is not legal now (wrong seat, not offered, or refused by the rules)."""
+
+
+class BadState(EngineError):
+    """A game state the engine cannot load."""
+
+
+class EnginePanic(EngineError):
+    """The engine crashed (a Rust panic) while doing something; the game before it is intact."""
+
+
+def _words(kind: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", kind).lower()
+
+
+@dataclass(frozen=True)
+class Action:
+    """One legal action for one seat. ``key`` identifies it across snapshots of the same state."""
+
+    seat: int
+    kind: str
+    data: Any
+    label: str
+    native: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    @property
+    def key(self) -> str:
+        return json.dumps({"type": self.kind, "data": self.data}, sort_keys=True, separators=(",", ":"))
+
+    def to_dict(self) -> dict:
+        out = {"type": self.kind, "seat": self.seat, "label": self.label, "key": self.key}
+        if self.data is not None:
+            out["data"] = self.data
+        return out
+
+
+def _seats_of(prompt: dict) -> list[int]:
+    if not isinstance(prompt, dict) or prompt.get("type") == GAME_OVER:
+        return []
+    data = prompt.get("data")
+    if isinstance(data, dict):
+        if isinstance(data.get("player"), int):
+            return [data["player"]]
+        pending = data.get("pending")
+        if isinstance(pending, list):
+            return [p["player"] for p in pending if isinstance(p, dict) and isinstance(p.get("player"), int)]
+    return []
+
+
+def _guard(call, *args, **kwargs):
+    """Run an engine call; a panic (a BaseException that is not an interpreter exit) -> EnginePanic."""
+    try:
+        return call(*args, **kwargs)
+    except Exception:
+        raise
+    except BaseException as exc:  # pyo3's PanicException derives from BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise
+        raise EnginePanic(f"the rules engine crashed: {exc}") from None
+
+
+class Game:
+    """A live game. Seats are 0 and 1."""
+
+    def __init__(self, engine: "PhaseEngine", native):
+        self.engine = engine
+        self._g = native
+
+    # -- reading ------------------------------------------------------------------------
+    @property
+    def turn(self) -> int:
+        return self._g.turn
+
+    @property
+    def phase(self) -> str:
+        return self._g.phase
+
+    def prompt(self) -> dict:
+        return _guard(self._g.waiting_for)
+
+    def is_over(self) -> bool:
+        return self.prompt().get("type") == GAME_OVER
+
+    def result(self) -> dict | None:
+        """``None`` while the game goes on, else ``{"winner": seat or None for a draw}``."""
+        prompt = self.prompt()
+        if prompt.get("type") != GAME_OVER:
+            return None
+        return {"winner": (prompt.get("data") or {}).get("winner")}
+
+    def seats_to_act(self) -> list[int]:
+        return _seats_of(self.prompt())
+
+    def seat_to_act(self) -> int | None:
+        seats = self.seats_to_act()
+        return seats[0] if seats else None
+
+    def active_player(self) -> int:
+        return self.state()["state"]["active_player"]
+
+    def object_name(self, object_id) -> str:
+        try:
+            obj = self._g.object(int(object_id))
+        except (ValueError, TypeError, KeyError):
+            return f"#{object_id}"
+        except BaseException:  # a panic on a lookup is not worth losing the game over
+            return f"#{object_id}"
+        return (obj or {}).get("name") or f"#{object_id}"
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """The actions ``seat`` may take now (empty when it is not this seat's decision)."""
+        if seat not in self.seats_to_act():
+            return []
+        out, seen = [], set()
+        for native in _guard(self._g.actions):
+            d = native.to_dict()
+            action = Action(seat, d["type"], d.get("data"), self.describe(d), native)
+            if action.key in seen:  # mulligans list one Keep/Mulligan per pending player
+                continue
+            seen.add(action.key)
+            out.append(action)
+        return out
+
+    def describe(self, d: dict) -> str:
+        """A short human label for a tagged action dict."""
+        kind, data = d["type"], d.get("data") or {}
+        name = self.object_name
+        if kind == "PassPriority":
+            return "Pass priority"
+        if kind == "PlayLand":
+            return f"Play {name(data['object_id'])}"
+        if kind == "CastSpell":
+            return f"Cast {name(data['object_id'])}"
+        if kind == "ActivateAbility":
+            return f"Activate {name(data['source_id'])} (ability {data.get('ability_index', 0) + 1})"
+        if kind == "MulliganDecision":
+            return (data.get("choice") or {}).get("type", "Keep") == "Keep" and "Keep hand" or "Mulligan"
+        if kind == "DeclareAttackers":
+            attacks = data.get("attacks") or []
+            if not attacks:
+                return "No attack"
+            return "Attack with " + ", ".join(name(a[0] if isinstance(a, list) else a.get("attacker", a)) for a in attacks)
+        if kind == "DeclareBlockers":
+            pairs = data.get("assignments") or []
+            if not pairs:
+                return "No blocks"
+            return "Block: " + ", ".join(f"{name(b)} blocks {name(a)}" for b, a in (p if isinstance(p, list) else (p.get("blocker"), p.get("attacker")) for p in pairs))
+        if kind == "ChooseTarget":
+            target = data.get("target") or {}
+            if isinstance(target, dict) and "Object" in target:
+                return f"Target {name(target['Object'])}"
+            if isinstance(target, dict) and "Player" in target:
+                return f"Target player {target['Player']}"
+            return "Choose no target"
+        if kind == "SelectCards":
+            cards = data.get("cards") or []
+            return "Choose " + (", ".join(name(c) for c in cards) if cards else "nothing")
+        for key in ("accept", "pay"):
+            if key in data:
+                return f"{_words(kind).capitalize()}: {'yes' if data[key] else 'no'}"
+        return _words(kind).capitalize()
+
+    def stack_size(self) -> int:
+        """How many spells and abilities are on the stack."""
+        return len(_guard(self._g.stack) or [])
+
+    def evaluate(self, seat: int) -> float:
+        """The engine's heuristic position value from ``seat``'s side (higher is better)."""
+        return float(_guard(self._g.evaluate_state, seat))
+
+    # -- acting -------------------------------------------------------------------------
+    def apply(self, seat: int, action: Action | dict) -> dict:
+        """Apply one action as ``seat``. Raises IllegalAction / EnginePanic; returns the events."""
+        if seat not in self.seats_to_act():
+            raise IllegalAction(f"seat {seat} may not act now")
+        native = action.native if isinstance(action, Action) and action.native is not None else None
+        if native is None:
+            payload = {"type": action.kind, "data": action.data} if isinstance(action, Action) else action
+            if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
+                raise IllegalAction("an action is a JSON object with a 'type'")
+            if payload.get("data") is None:
+                payload = {"type": payload["type"]}
+            offered = {a.key: a for a in self.legal_actions(seat)}
+            key = json.dumps({"type": payload["type"], "data": payload.get("data")}, sort_keys=True, separators=(",", ":"))
+            if key not in offered:
+                raise IllegalAction(f"{payload['type']} is not one of the legal actions now")
+            native = offered[key].native
+        try:
+            result = _guard(self._g.apply, seat, native)
+        except ValueError as exc:
+            raise IllegalAction(str(exc)) from None
+        return {"fast_forwarded": result.fast_forwarded}
+
+    def ai_action(self, seat: int, difficulty: str = "Medium") -> Action | None:
+        """The engine's built-in AI choice for ``seat`` at ``difficulty``."""
+        if difficulty not in DIFFICULTIES:
+            raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}")
+        native = _guard(self._g.choose_action, seat, difficulty=difficulty)
+        if native is None:
+            return None
+        d = native.to_dict()
+        return Action(seat, d["type"], d.get("data"), self.describe(d), native)
+
+    # -- snapshots ----------------------------------------------------------------------
+    def state(self) -> dict:
+        """The engine's full persisted state (a JSON-able dict). Holds hidden information."""
+        return _guard(self._g.state)
+
+    def snapshot(self) -> dict:
+        return self.state()
+
+    def copy(self) -> "Game":
+        return self.engine.load(self.state())
+
+    # -- what a seat may see -------------------------------------------------------------
+    def observation(self, seat: int) -> dict:
+        """What ``seat`` may see: public zones, its own hand, counts of hidden cards."""
+        state = self.state()["state"]
+        objects = state["objects"]
+
+        def card(oid):
+            obj = objects.get(str(oid)) or {}
+            out = {"id": obj.get("id", oid), "name": obj.get("name") or f"#{oid}",
+                   "controller": obj.get("controller"), "tapped": bool(obj.get("tapped"))}
+            if obj.get("power") is not None:
+                out["power"], out["toughness"] = obj.get("power"), obj.get("toughness")
+            if obj.get("damage_marked"):
+                out["damage"] = obj["damage_marked"]
+            if obj.get("counters"):
+                out["counters"] = obj["counters"]
+            if obj.get("face_down") and obj.get("controller") != seat:
+                out = {"id": out["id"], "name": "face-down card", "controller": obj.get("controller"),
+                       "tapped": out["tapped"]}
+            return out
+
+        players = []
+        for p in state["players"]:
+            pid = p["id"]
+            entry = {
+                "seat": pid, "life": p.get("life"), "poison": p.get("poison_counters", 0),
+                "library": len(p.get("library") or []), "hand_count": len(p.get("hand") or []),
+                "graveyard": [card(o) for o in p.get("graveyard") or []],
+                "battlefield": [card(o) for o in state.get("battlefield") or [] if (objects.get(str(o)) or {}).get("controller") == pid],
+            }
+            if pid == seat:
+                entry["hand"] = [card(o) for o in p.get("hand") or []]
+            players.append(entry)
+        prompt = state.get("waiting_for") or {}
+        mine = seat in _seats_of(prompt)
+        return {
+            "seat": seat,
+            "turn": state.get("turn_number"),
+            "phase": self.phase,
+            "active_player": state.get("active_player"),
+            "priority_player": state.get("priority_player"),
+            "players": players,
+            "stack": [self._stack_entry(e, objects) for e in state.get("stack") or []],
+            "exile": [card(o) for o in state.get("exile") or []],
+            "prompt": {"type": prompt.get("type"), "seats": _seats_of(prompt),
+                       **({"data": prompt.get("data")} if mine or prompt.get("type") == GAME_OVER else {})},
+        }
+
+    @staticmethod
+    def _stack_entry(entry, objects) -> dict:
+        source = None
+        if isinstance(entry, dict):
+            source = entry.get("source_id") or entry.get("id")
+        name = (objects.get(str(source)) or {}).get("name") if source is not None else None
+        return {"name": name or "an ability", "controller": entry.get("controller") if isinstance(entry, dict) else None}
+
+    def hidden_cards(self, observer: int) -> dict:
+        """The cards ``observer`` cannot see, by object id: the opponent's hand and both libraries."""
+        state = self.state()["state"]
+        out = {}
+        for p in state["players"]:
+            ids = list(p.get("library") or [])
+            if p["id"] != observer:
+                ids += list(p.get("hand") or [])
+            out[p["id"]] = ids
+        return out
+
+
+def determinize(state: dict, observer: int, rng: random.Random) -> dict:
+    """A copy of ``state`` with what ``observer`` cannot see re-dealt at random.
+
+    The opponent's hand is redrawn from their hand + library (the same number of cards), each
+    library is shuffled, and the engine's random seed is replaced, so a search over this state
+    cannot peek at hidden cards. Cards the opponent revealed stay in their hand.
+    """
+    full = json.loads(json.dumps(state)) if not isinstance(state, str) else json.loads(state)
+    st = full["state"]
+    objects = st["objects"]
+    revealed = set()
+    for key in ("revealed_cards", "public_revealed_cards"):
+        value = st.get(key)
+        if isinstance(value, list):
+            revealed.update(v for v in value if isinstance(v, int))
+        elif isinstance(value, dict):
+            revealed.update(int(k) for k in value if str(k).isdigit())
+    for p in st["players"]:
+        library = list(p.get("library") or [])
+        if p["id"] != observer:
+            hand = list(p.get("hand") or [])
+            keep = [o for o in hand if o in revealed]
+            pool = [o for o in hand if o not in revealed] + library
+            rng.shuffle(pool)
+            new_hand = keep + pool[: len(hand) - len(keep)]
+            new_library = pool[len(hand) - len(keep):]
+            for oid in new_hand:
+                objects[str(oid)]["zone"] = "Hand"
+            for oid in new_library:
+                objects[str(oid)]["zone"] = "Library"
+            p["hand"], p["library"] = new_hand, new_library
+        else:
+            rng.shuffle(library)
+            p["library"] = library
+    st["rng_seed"] = rng.getrandbits(63)
+    st["rng_word_pos"] = 0
+    return full
+
+
+class PhaseEngine:
+    """phase.rs through phase-python: one loaded card database, many games."""
+
+    name = "phase"
+
+    def __init__(self, card_data: dict | str):
+        import phase  # noqa: PLC0415 - optional dependency, loaded when a game is played
+
+        self._phase = phase
+        self.card_source = card_data  # worker processes of a root-parallel search rebuild the engine from it
+        if isinstance(card_data, dict):
+            self.card_keys = set(card_data)
+            self._engine = phase.Engine.from_json(json.dumps(card_data))
+        else:
+            with open(card_data, encoding="utf-8") as fh:
+                raw = fh.read()
+            self.card_keys = set(json.loads(raw))
+            self._engine = phase.Engine.from_json(raw)
+
+    def unknown(self, names: Iterable[str]) -> list[str]:
+        return sorted({n for n in names if n.lower() not in self.card_keys})
+
+    def new_game(self, deck_a: Sequence[str], deck_b: Sequence[str], *, seed: int = 0,
+                 first_player: int | None = 0, format: str = "Standard") -> Game:
+        """Start a game between two main decks (lists of card names, one entry per copy)."""
+        missing = self.unknown(list(deck_a) + list(deck_b))
+        if missing:
+            raise UnknownCards(missing)
+        native = _guard(self._engine.new_game, list(deck_a), list(deck_b), seed=int(seed) % (2 ** 63),
+                        first_player=first_player, format=format)
+        return Game(self, native)
+
+    def load(self, state: dict | str) -> Game:
+        """Resume a game from ``Game.state()`` (a dict or its JSON text)."""
+        if isinstance(state, str):
+            try:
+                state = json.loads(state)
+            except json.JSONDecodeError as exc:
+                raise BadState(f"the game state is not JSON: {exc}") from None
+        if not isinstance(state, dict) or not isinstance(state.get("state"), dict):
+            raise BadState("a game state is the engine's JSON object with a 'state' key")
+        try:
+            native = _guard(self._engine.load_game, state)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise BadState(f"the engine cannot load this state: {str(exc)[:300]}") from None
+        return Game(self, native)

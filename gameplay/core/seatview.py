@@ -1,0 +1,113 @@
+"""What one seat may see, as JSON (pure: no Django). The hidden-information rules of the play page:
+the opponent's hand and both libraries are hidden; a log entry of the opponent that names a hidden
+object is replaced by a neutral text; a text naming a hidden card (a name not public anywhere) is
+redacted; seat numbers read "you" / "the AI" from the person's side.
+"""
+from __future__ import annotations
+
+import re
+
+_SKIP_KEYS = ("player", "index", "count", "amount", "mode", "number")
+
+
+def object_ids(data, key: str = "") -> set[int]:
+    """Object ids named in an action's data (numbers under keys that are not players, indexes or counts)."""
+    if isinstance(data, bool):
+        return set()
+    if isinstance(data, int):
+        return set() if key == "x" or any(s in key for s in _SKIP_KEYS) else {data}
+    if isinstance(data, dict):
+        return set().union(*(object_ids(v, str(k).lower()) for k, v in data.items())) if data else set()
+    if isinstance(data, (list, tuple)):
+        return set().union(*(object_ids(v, key) for v in data)) if data else set()
+    return set()
+
+
+def hidden_ids(state: dict, seat: int) -> set[int]:
+    st = state["state"]
+    out = set()
+    for p in st["players"]:
+        out.update(p.get("library") or [])
+        if p["id"] != seat:
+            out.update(p.get("hand") or [])
+    return out
+
+
+def hidden_names(state: dict, seat: int, observation: dict | None = None) -> set[str]:
+    """Names of the cards ``seat`` cannot see (opponent's hand, both libraries) that it cannot see
+    anywhere else either (a name also on the battlefield, in a graveyard, in exile, on the stack or in
+    its own hand is public). Advice texts naming one of these are redacted."""
+    objects = state["state"]["objects"]
+    hidden = {(objects.get(str(o)) or {}).get("name") for o in hidden_ids(state, seat)}
+    visible = set()
+    if observation is not None:
+        for p in observation["players"]:
+            for zone in ("graveyard", "battlefield", "hand"):
+                visible.update(c["name"] for c in p.get(zone) or [])
+        visible.update(c["name"] for c in observation.get("exile") or [])
+        visible.update(e["name"] for e in observation.get("stack") or [])
+    return {n for n in hidden if n} - visible
+
+
+_PLAYER_TARGET = re.compile(r"\bplayer ([01])\b")
+
+
+def humanize(text: str, seat: int) -> str:
+    """Seat numbers in a label -> "you" / "the AI", from the person's side."""
+    return _PLAYER_TARGET.sub(lambda m: "you" if int(m.group(1)) == seat else "the AI", text)
+
+
+def redact_names(text: str, names: set[str]) -> str:
+    return "(hidden)" if any(n in text for n in names) else text
+
+
+def log_entries(raw: list[tuple], seat: int, state: dict, last_turn: int | None) -> list[dict]:
+    """Turn (seat, Action, turn, extra) records into log entries ``seat`` may see; ``last_turn`` is the
+    turn of the log's last entry (a "Turn N" line starts each new turn)."""
+    hidden = hidden_ids(state, seat)
+    out = []
+    for who, action, turn, extra in raw:
+        if turn != last_turn and turn is not None:
+            out.append({"turn": turn, "who": "game", "text": f"Turn {turn}", "kind": "Turn"})
+            last_turn = turn
+        if who == seat:
+            out.append({"turn": turn, "who": "you", "text": humanize(action.label, seat), "kind": action.kind, **extra})
+            continue
+        if action.kind == "PassPriority":
+            continue
+        text = humanize(action.label, seat)
+        if object_ids(action.data) & hidden:
+            text = {"SelectCards": "chose cards you cannot see", "MulliganDecision": action.label}.get(
+                action.kind, "made a choice you cannot see")
+        out.append({"turn": turn, "who": "ai", "text": text, "kind": action.kind})
+    return out
+
+
+def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str] | None = None,
+                        seat: int | None = None) -> dict:
+    """A Recommendation as JSON; with ``names``, texts naming a hidden card are redacted; with ``seat``,
+    player numbers read "you" / "the AI"."""
+    names = names or set()
+
+    def _redact(text, names):
+        text = redact_names(str(text), names)
+        return humanize(text, seat) if seat is not None else text
+
+    action = rec.action
+    out = {
+        "action": {"key": action.key, "type": action.kind, "label": _redact(action.label, names)},
+        "line": [_redact(str(s), names) for s in (rec.line or [])],
+        "win_estimate": None if rec.win_estimate is None else round(float(rec.win_estimate), 4),
+        "alternatives": [
+            {"label": _redact(str(a.get("label", "")), names), "key": a.get("key"),
+             "visits": a.get("visits"), "value": None if a.get("value") is None else round(float(a["value"]), 4)}
+            for a in (rec.alternatives or [])],
+        "simulations": rec.simulations, "elapsed": round(float(rec.elapsed or 0), 3),
+        "algorithm": rec.algorithm, "forced": bool(rec.forced),
+        "workers": int((rec.stats or {}).get("workers", 1)),
+    }
+    if legal_keys is not None:
+        out["playable"] = action.key in legal_keys
+        for alt in out["alternatives"]:
+            alt["playable"] = alt["key"] in legal_keys
+    return out

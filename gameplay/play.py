@@ -1,0 +1,798 @@
+"""Playing against the AI, and the advisor: decks, games under a row lock, what the person may see.
+
+The game's truth is the ``PlayedGame`` row: ``state`` holds the engine's JSON (``Game.state()``).
+Every change (the person's action, then the AI's replies until the person decides again or the
+game ends) runs in one transaction that first locks the row (``SELECT ... FOR UPDATE`` on
+PostgreSQL; a per-game process lock on SQLite, where the embedded stack has one server process),
+loads the state, checks the action is legal for the person's seat *now* and at the revision the
+client saw, applies it, lets the AI act, and writes the new state, log and revision together. An
+illegal or stale action, or an engine panic anywhere in between, raises :class:`PlayError` and
+writes nothing: the stored state is the last good one. Each process keeps the ``Game`` objects it
+loaded in :data:`GAME_CACHE` (by revision), taken out under the lock and put back only on commit.
+
+What leaves the server is built by :func:`view_of` from ``Game.observation(human_seat)`` only:
+the opponent's hand and both libraries are never sent. The log shows the opponent's actions only
+when every card they name is public afterwards. Advice (:func:`run_advice`) searches a
+*determinized* copy of the game (the hidden cards re-dealt at random) and its texts are filtered
+by :func:`hidden_names`, so the advisor cannot leak the opponent's hand either.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F
+
+from gameplay.core.engine import (DIFFICULTIES, Action, BadState, EngineError, EnginePanic, Game, IllegalAction,
+                                  determinize)
+from gameplay.core.seatview import hidden_names, humanize, log_entries, recommendation_dict
+from gameplay.models import PlayedGame
+
+log = logging.getLogger(__name__)
+PROTOCOL_VERSION = 1
+MIN_DECK, MAX_DECK = 40, 250
+LOG_TAIL = 80
+MAX_AI_STEPS = 4000  # AI decisions in one advance (a whole game is about 370 decisions for both seats)
+SAMPLE_FILE = Path("game") / "phase_supported_pauper_decks.json"
+OPPONENTS = [
+    ("engine:VeryEasy", "Engine AI · very easy"),
+    ("engine:Easy", "Engine AI · easy"),
+    ("engine:Medium", "Engine AI · medium"),
+    ("engine:Hard", "Engine AI · hard"),
+    ("engine:VeryHard", "Engine AI · very hard"),
+    ("search:fast", "Our search · fast"),
+    ("search:default", "Our search · default"),
+    ("search:strong", "Our search · strong"),
+    ("random", "Random legal moves"),
+]
+ALGORITHMS_FALLBACK = ("flat", "mcts", "minimax")
+
+
+class PlayError(Exception):
+    """A refused request. ``code``: 400 bad input, 403 not yours, 404 no such game, 409 not now
+    (illegal, stale, game over), 500 the engine failed (nothing was written)."""
+
+    def __init__(self, message: str, code: int = 400, **details):
+        super().__init__(message)
+        self.code = code
+        self.details = details
+
+    def to_dict(self) -> dict:
+        return {"message": str(self), "code": self.code, **self.details}
+
+
+class DeckProblem(PlayError):
+    """One or both decks cannot be played: ``problems`` lists, per deck, the unknown and unsupported cards."""
+
+    def __init__(self, problems: list[dict]):
+        parts = []
+        for p in problems:
+            bits = []
+            if p.get("unknown"):
+                bits.append("unknown cards: " + ", ".join(p["unknown"]))
+            if p.get("unsupported"):
+                bits.append("cards the rules engine does not fully support: " + ", ".join(p["unsupported"]))
+            if p.get("message"):
+                bits.append(p["message"])
+            parts.append(f"{p['deck']}: " + "; ".join(bits))
+        super().__init__(" · ".join(parts), 400, problems=problems)
+        self.problems = problems
+
+
+class AdviceCancelled(Exception):
+    """Raised from the search's progress callback when the advice is no longer wanted."""
+
+
+# --- decks -------------------------------------------------------------------------------------------
+
+_samples: dict = {}
+
+
+def sample_decks() -> dict[str, dict]:
+    """The sample decks (MTG_DATA_DIR/game/phase_supported_pauper_decks.json), every card supported."""
+    path = Path(settings.MTG_DATA_DIR) / SAMPLE_FILE
+    try:
+        stamp = path.stat().st_mtime
+    except OSError:
+        return {}
+    if _samples.get("key") != (str(path), stamp):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        _samples.update(key=(str(path), stamp), decks=data)
+    return _samples["decks"]
+
+
+def sample_label(key: str) -> str:
+    deck = sample_decks().get(key) or {}
+    words = key.replace("_", " ")
+    return f"{words[:1].upper()}{words[1:]} ({deck['format']})" if deck.get("format") else words
+
+
+def deck_choices(user=None) -> list[tuple[str, str]]:
+    """(spec, label) for the new-game form: the sample decks, then the person's saved decks."""
+    from decks.models import Deck
+
+    out = [(f"sample:{k}", f"Sample · {sample_label(k)}") for k in sample_decks()]
+    if user is not None and user.is_authenticated:
+        for deck in Deck.objects.filter(owner=user).order_by("-id")[:50]:
+            out.append((f"deck:{deck.pk}", f"Saved · {deck}"))
+    return out
+
+
+def resolve_deck(spec: Any, which: str) -> tuple[str, list[list]]:
+    """A deck choice -> (name, [[card, count], ...] main deck).
+
+    ``spec`` is ``"sample:<name>"``, ``"deck:<id>"`` (a saved deck's main cards), or an object
+    ``{"name": str, "main": [[card, count], ...]}``."""
+    from decks.models import Deck
+
+    if isinstance(spec, dict):
+        main = spec.get("main")
+        if not isinstance(main, list) or not main or not all(
+                isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], int)
+                and not isinstance(p[1], bool) and 0 < p[1] <= 250 for p in main):
+            raise PlayError(f"{which}: 'main' must be a list of [card name, count] pairs", 400)
+        name = str(spec.get("name") or "Custom deck")[:200]
+        return name, [[n, c] for n, c in main]
+    if not isinstance(spec, str) or ":" not in spec:
+        raise PlayError(f"{which}: choose a deck as 'sample:<name>', 'deck:<id>' or {{\"main\": [[card, count], ...]}}")
+    kind, _, arg = spec.partition(":")
+    if kind == "sample":
+        deck = sample_decks().get(arg)
+        if deck is None:
+            raise PlayError(f"{which}: no sample deck {arg!r}; choose one of {', '.join(sample_decks()) or '(none found)'}")
+        return sample_label(arg), [[n, c] for n, c in deck["main"]]
+    if kind == "deck":
+        if not arg.isdigit():
+            raise PlayError(f"{which}: a saved deck is 'deck:<number>'")
+        deck = Deck.objects.filter(pk=int(arg)).first()
+        if deck is None:
+            raise PlayError(f"{which}: there is no saved deck {arg}", 400)
+        main = [[name, count] for name, count in deck.cards.filter(board="main").order_by("card__name")
+                .values_list("card__name", "count")]
+        if not main:
+            raise PlayError(f"{which}: deck {arg} has no main-deck cards", 400)
+        return str(deck)[:200], main
+    raise PlayError(f"{which}: unknown deck kind {kind!r}; use 'sample:' or 'deck:'")
+
+
+def check_deck(main: list[list], which: str) -> tuple[list[str], dict | None]:
+    """The engine's card names for a deck (one entry per copy), or the problems that stop it."""
+    from gameplay import carddb
+
+    total = sum(c for _, c in main)
+    names = [n for n, _ in main]
+    if not MIN_DECK <= total <= MAX_DECK:
+        return [], {"deck": which, "unknown": [], "unsupported": {},
+                    "message": f"a deck needs {MIN_DECK} to {MAX_DECK} main-deck cards (this one has {total})"}
+    support = carddb.deck_support(names)
+    if not support["supported"]:
+        return [], {"deck": which, "unknown": support["unknown"], "unsupported": support["unsupported"]}
+    engine = carddb.get_engine()
+    resolved, _ = carddb.resolve_names(names)
+    out = []
+    for name, count in main:
+        engine_name = name
+        if engine.unknown([name]):
+            card = resolved.get(name)
+            candidates = [c for c in (card and card.name, card and card.front_name) if c]
+            engine_name = next((c for c in candidates if not engine.unknown([c])), None)
+            if engine_name is None:
+                return [], {"deck": which, "unknown": [name], "unsupported": {}}
+        out += [engine_name] * count
+    return out, None
+
+
+def check_opponent(spec: Any) -> str:
+    """A valid opponent spec: ``engine:<difficulty>``, ``random`` or ``search:<level>``."""
+    if not isinstance(spec, str):
+        raise PlayError("opponent must be a string such as 'engine:Medium' or 'search:fast'")
+    kind, _, arg = spec.partition(":")
+    if kind == "engine" and arg in DIFFICULTIES:
+        return spec
+    if kind == "random" and not arg:
+        return spec
+    if kind == "search" and arg in search_levels():
+        return spec
+    raise PlayError(f"unknown opponent {spec!r}; choose one of {', '.join(s for s, _ in opponent_choices())}")
+
+
+def opponent_choices() -> list[tuple[str, str]]:
+    levels = search_levels()
+    return [(s, label) for s, label in OPPONENTS if not s.startswith("search:") or s.split(":", 1)[1] in levels]
+
+
+def opponent_label(spec: str) -> str:
+    return dict(OPPONENTS).get(spec, spec)
+
+
+# --- the search module (written alongside; imported lazily) --------------------------------------------
+
+def _search():
+    try:
+        from gameplay.core import search
+    except ImportError:
+        return None
+    return search
+
+
+def search_levels() -> tuple[str, ...]:
+    s = _search()
+    return tuple(s.LEVELS) if s is not None else ()
+
+
+def search_algorithms() -> tuple[str, ...]:
+    s = _search()
+    return tuple(s.ALGORITHMS) if s is not None else ()
+
+
+# --- locking, loading, caching -----------------------------------------------------------------------
+
+_locks_guard = threading.Lock()
+_sqlite_locks: dict[str, threading.RLock] = {}
+
+
+def _process_lock(game_id) -> threading.RLock:
+    """One lock per game in this process (the embedded stack's single server process)."""
+    with _locks_guard:
+        return _sqlite_locks.setdefault(str(game_id), threading.RLock())
+
+
+@contextlib.contextmanager
+def locked(game_id):
+    """One transaction holding the game row's lock; yields the PlayedGame (404 PlayError when missing)."""
+    sqlite = connection.vendor == "sqlite"
+    with _process_lock(game_id) if sqlite else contextlib.nullcontext(), transaction.atomic():
+        if sqlite:
+            # SQLite ignores FOR UPDATE, and a transaction that reads and then writes fails ("database is
+            # locked") when another connection wrote in between: take the write lock first.
+            PlayedGame.objects.filter(pk=game_id).update(revision=F("revision"))
+        row = PlayedGame.objects.select_for_update().filter(pk=game_id).first()
+        if row is None:
+            raise PlayError("no such game", 404)
+        yield row
+
+
+class GameCache:
+    """Per-process cache of loaded games: game id -> (revision, Game). See the module docstring."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self._items: OrderedDict[str, tuple[int, Game]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, game_id, revision: int) -> Game | None:
+        with self._lock:
+            entry = self._items.pop(str(game_id), None)
+        return entry[1] if entry is not None and entry[0] == revision else None
+
+    def put(self, game_id, revision: int, game: Game) -> None:
+        with self._lock:
+            old = self._items.get(str(game_id))
+            if old is not None and old[0] > revision:
+                return
+            self._items[str(game_id)] = (revision, game)
+            self._items.move_to_end(str(game_id))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def keep(self, row: PlayedGame, game: Game) -> None:
+        revision, key = row.revision, str(row.pk)
+        transaction.on_commit(lambda: self.put(key, revision, game))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+GAME_CACHE = GameCache()
+
+
+def get_engine():
+    from gameplay import carddb
+
+    try:
+        return carddb.get_engine()
+    except ImportError as exc:
+        raise PlayError(f"the rules engine is not installed ({exc})", 500) from None
+
+
+def load_game(row: PlayedGame) -> Game:
+    try:
+        return get_engine().load(row.state)
+    except (BadState, EnginePanic) as exc:
+        raise PlayError(f"this game's stored state cannot be loaded: {exc}", 500) from None
+
+
+def _game_for_update(row: PlayedGame) -> Game:
+    game = GAME_CACHE.take(row.pk, row.revision)
+    return game if game is not None else load_game(row)
+
+
+def _stack_empty(game: Game) -> bool:
+    return game.stack_size() == 0
+
+
+# --- what the person sees: gameplay.core.seatview -----------------------------------------------------
+
+def _log_entries(raw: list[tuple], row: PlayedGame, state: dict) -> list[dict]:
+    last_turn = next((e.get("turn") for e in reversed(row.log) if e.get("turn") is not None), None)
+    return log_entries(raw, row.human_seat, state, last_turn)
+
+
+def view_of(row: PlayedGame, game: Game | None = None) -> dict:
+    """Everything the person (``row.human_seat``) may see now: built from their observation only."""
+    game = game if game is not None else load_game(row)
+    seat = row.human_seat
+    obs = game.observation(seat)
+    actions = [{**{k: v for k, v in a.to_dict().items() if k != "seat"}, "label": humanize(a.label, seat)}
+               for a in game.legal_actions(seat)]
+    advice = row.advice if row.advice and row.advice.get("revision") == row.revision else None
+    return {
+        "v": PROTOCOL_VERSION, "type": "game", "id": str(row.pk), "revision": row.revision, "status": row.status,
+        "result": row.result, "turn": obs.get("turn"), "you": seat,
+        "decks": {"you": row.human_deck_name, "ai": row.ai_deck_name},
+        "opponent": row.opponent, "opponent_label": opponent_label(row.opponent),
+        "board": obs, "actions": actions, "your_decision": bool(actions),
+        "log": row.log[-LOG_TAIL:], "log_size": len(row.log), "advice": advice,
+    }
+
+
+def game_group(game_id) -> str:
+    return f"game-{game_id}"
+
+
+def owns(row: PlayedGame, user, session_key: str | None) -> bool:
+    if row.owner_id is not None:
+        return user is not None and user.is_authenticated and user.pk == row.owner_id
+    return bool(row.session_key) and row.session_key == session_key
+
+
+# --- playing ------------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    game_id: str
+    view: dict
+    ack: dict | None = None  # {"client_action_id", "duplicate"}
+    events: list = field(default_factory=list)
+
+
+def _opponent(row: PlayedGame):
+    from gameplay.core.players import make_player
+
+    return make_player(row.opponent, seed=(row.seed + row.decisions) % (2 ** 31))
+
+
+def _advance(row: PlayedGame, game: Game, raw: list, auto_pass: bool = True) -> None:
+    """The AI acts until it is the person's decision (a forced pass with an empty stack is taken for
+    them) or the game ends. Appends (seat, Action, turn, extra) to ``raw``."""
+    human, ai = row.human_seat, 1 - row.human_seat
+    player = None
+    for _ in range(MAX_AI_STEPS):
+        seats = game.seats_to_act()
+        if not seats:
+            return
+        if ai in seats:
+            player = player or _opponent(row)
+            try:
+                action = player.choose(game, ai)
+            except IllegalAction:
+                action = None
+            offered = game.legal_actions(ai)
+            if action is None or action.key not in {a.key for a in offered}:
+                if not offered:
+                    raise PlayError("the AI has no legal action (the engine is stuck)", 500)
+                action = offered[0]
+            game.apply(ai, action)
+            row.decisions += 1
+            raw.append((ai, action, game.turn, {}))
+            continue
+        if human in seats and auto_pass:
+            legal = game.legal_actions(human)
+            if len(legal) == 1 and legal[0].kind == "PassPriority" and _stack_empty(game):
+                game.apply(human, legal[0])
+                row.decisions += 1
+                continue
+        return
+    log.warning("game %s: the AI took %d decisions without handing over", row.pk, MAX_AI_STEPS)
+
+
+def _save(row: PlayedGame, game: Game, raw: list) -> None:
+    state = game.state()
+    row.log = row.log + _log_entries(raw, row, state)
+    row.state = json.dumps(state, separators=(",", ":"))
+    row.turn = game.turn
+    result = game.result()
+    if result is not None:
+        winner = result.get("winner")
+        row.status = "finished"
+        row.result = {"winner": winner, "you_won": winner == row.human_seat, "draw": winner is None}
+        row.log = row.log + [{"turn": row.turn, "who": "game", "kind": "GameOver",
+                              "text": "You won" if winner == row.human_seat else "Draw" if winner is None else "The AI won"}]
+    row.revision += 1
+    row.save()
+
+
+def _guarded(fn: Callable, *args):
+    """Run engine work; an engine panic or an unexpected engine error becomes a 500 PlayError."""
+    try:
+        return fn(*args)
+    except EnginePanic as exc:
+        log.warning("engine panic: %s", exc)
+        raise PlayError(f"the rules engine crashed ({exc}); the game is kept as it was before this action", 500,
+                        panic=True) from None
+    except IllegalAction as exc:  # the AI's own move was refused: treat as an engine failure
+        raise PlayError(f"the rules engine refused a move: {exc}", 500) from None
+
+
+def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_seat: int = 0,
+                first: str = "random", user=None, session_key: str | None = None, seed: int | None = None,
+                auto_pass: bool = True) -> tuple[PlayedGame, Outcome]:
+    """Start a game; the AI acts until the person's first decision. Raises PlayError / DeckProblem."""
+    if human_seat not in (0, 1) or isinstance(human_seat, bool):
+        raise PlayError("seat must be 0 or 1")
+    if first not in ("you", "ai", "random"):
+        raise PlayError("first must be 'you', 'ai' or 'random'")
+    signed_in = user is not None and user.is_authenticated
+    if not signed_in and not session_key:
+        raise PlayError("a guest needs a session (enable cookies)", 403)
+    opponent = check_opponent(opponent)
+    h_name, h_main = resolve_deck(human_deck, "your deck")
+    a_name, a_main = resolve_deck(ai_deck, "the AI's deck")
+    h_names, h_problem = check_deck(h_main, "your deck")
+    a_names, a_problem = check_deck(a_main, "the AI's deck")
+    if h_problem or a_problem:
+        raise DeckProblem([p for p in (h_problem, a_problem) if p])
+    if seed is None:
+        seed = random.SystemRandom().randrange(2 ** 31)
+    elif not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 31:
+        raise PlayError("seed must be an integer from 0 to 2^31-1")
+    first_player = {"you": human_seat, "ai": 1 - human_seat, "random": seed % 2}[first]
+    engine = get_engine()
+    decks = (h_names, a_names) if human_seat == 0 else (a_names, h_names)
+    from gameplay.carddb import engine_version
+
+    game = _guarded(lambda: engine.new_game(decks[0], decks[1], seed=seed, first_player=first_player))
+    row = PlayedGame(owner=user if signed_in else None, session_key="" if signed_in else session_key,
+                     human_deck_name=h_name, human_deck=h_main, ai_deck_name=a_name, ai_deck=a_main,
+                     opponent=opponent, human_seat=human_seat, seed=seed, engine=f"phase {engine_version()}".strip())
+    raw: list = []
+    _guarded(_advance, row, game, raw, auto_pass)
+    with transaction.atomic():
+        row.state = ""
+        _guarded(_save, row, game, raw)
+        GAME_CACHE.keep(row, game)
+        view = view_of(row, game)
+    return row, Outcome(str(row.pk), view)
+
+
+def _find_action(game: Game, seat: int, action) -> Action:
+    """The offered action a client named by its ``key`` (string) or as ``{"type", "data"}``."""
+    if isinstance(action, dict):
+        if not isinstance(action.get("type"), str):
+            raise PlayError("an action object needs a 'type' (and its 'data')", 400)
+        action = json.dumps({"type": action["type"], "data": action.get("data")}, sort_keys=True, separators=(",", ":"))
+    elif isinstance(action, str):
+        try:
+            json.loads(action)
+        except ValueError:
+            raise PlayError("an action key is the 'key' of one of the offered actions (a JSON text)", 400) from None
+    else:
+        raise PlayError("send the action's key (a string) or an object {\"type\", \"data\"}", 400)
+    legal = {a.key: a for a in game.legal_actions(seat)}
+    if action not in legal:
+        raise PlayError("that action is not legal now", 409)
+    return legal[action]
+
+
+def human_action(game_id, seat: int, action, expected_revision: int | None = None,
+                 client_action_id: str | None = None, auto_pass: bool = True) -> Outcome:
+    """Apply the person's action, then let the AI reply. See the module docstring for the guarantees.
+
+    ``action``: an offered action's ``key`` (string) or ``{"type", "data"}``. ``expected_revision``:
+    the revision the client saw (a different one is refused as stale, 409). ``client_action_id``:
+    a resend with the same id is answered (``ack.duplicate``), never applied twice."""
+    if client_action_id is not None and (not isinstance(client_action_id, str) or not 0 < len(client_action_id) <= 64):
+        raise PlayError("client_action_id is 1 to 64 characters")
+    if expected_revision is not None and (not isinstance(expected_revision, int) or isinstance(expected_revision, bool)):
+        raise PlayError("revision must be an integer")
+    with locked(game_id) as row:
+        if client_action_id and any(e.get("id") == client_action_id for e in row.log[-400:]):
+            game = _game_for_update(row)
+            out = Outcome(str(row.pk), view_of(row, game), ack={"client_action_id": client_action_id, "duplicate": True})
+            GAME_CACHE.keep(row, game)
+            return out
+        if seat != row.human_seat:
+            raise PlayError(f"seat {seat} is not yours in this game", 403)
+        if row.status != "playing":
+            raise PlayError("the game is over", 409)
+        if expected_revision is not None and expected_revision != row.revision:
+            raise PlayError(f"stale action: the game is at revision {row.revision}, you sent one for revision "
+                            f"{expected_revision}; look again and choose", 409, revision=row.revision)
+        game = _game_for_update(row)
+        if seat not in game.seats_to_act():
+            raise PlayError("it is not your decision now", 409)
+        chosen = _find_action(game, seat, action)
+        try:
+            game.apply(seat, chosen)
+        except IllegalAction as exc:
+            raise PlayError(f"that action is not legal now ({exc})", 409) from None
+        except EnginePanic as exc:
+            log.warning("engine panic in game %s: %s", row.pk, exc)
+            raise PlayError(f"the rules engine crashed ({exc}); the game is kept as it was before this action",
+                            500, panic=True) from None
+        record = chosen
+        row.decisions += 1
+        raw = [(seat, record, game.turn, {"id": client_action_id} if client_action_id else {})]
+        _guarded(_advance, row, game, raw, auto_pass)
+        _guarded(_save, row, game, raw)
+        view = view_of(row, game)
+        GAME_CACHE.keep(row, game)
+    cancel_advice(game_id)
+    return Outcome(str(game_id), view, ack={"client_action_id": client_action_id, "duplicate": False})
+
+
+def resume(game_id) -> Outcome | None:
+    """Let the AI play on when the stored game waits for it (an advance cut at MAX_AI_STEPS, or a state
+    written by other code). None when the person has the decision or the game is over."""
+    with locked(game_id) as row:
+        if row.status != "playing":
+            return None
+        game = _game_for_update(row)
+        if (1 - row.human_seat) not in game.seats_to_act():
+            GAME_CACHE.keep(row, game)
+            return None
+        raw: list = []
+        _guarded(_advance, row, game, raw)
+        _guarded(_save, row, game, raw)
+        view = view_of(row, game)
+        GAME_CACHE.keep(row, game)
+    return Outcome(str(game_id), view)
+
+
+def snapshot(game_id) -> dict:
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None:
+        raise PlayError("no such game", 404)
+    return view_of(row)
+
+
+# --- publishing ---------------------------------------------------------------------------------------
+
+async def publish(layer, outcome: Outcome | None) -> None:
+    if layer is None or outcome is None:
+        return
+    await layer.group_send(game_group(outcome.game_id), {"type": "game.view", "view": outcome.view})
+
+
+def publish_sync(outcome: Outcome | None) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    async_to_sync(publish)(get_channel_layer(), outcome)
+
+
+def send_to_game(game_id, message: dict) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(game_group(game_id), {"type": "game.advice", "message": message})
+
+
+# --- advice -------------------------------------------------------------------------------------------
+
+def _ticket_key(game_id) -> str:
+    return f"game:{game_id}:advice"
+
+
+def new_ticket(game_id) -> str:
+    """Mark a new advice request as the wanted one (an older search stops at its next progress)."""
+    from django.core.cache import cache
+
+    ticket = uuid.uuid4().hex
+    cache.set(_ticket_key(game_id), ticket, 3600)
+    return ticket
+
+
+def cancel_advice(game_id, only: str | None = None) -> None:
+    """Stop the running advice of a game (with ``only``: if it is still that request)."""
+    from django.core.cache import cache
+
+    try:
+        if only and cache.get(_ticket_key(game_id)) != only:
+            return
+        cache.set(_ticket_key(game_id), "", 3600)
+    except Exception:  # the cache is down: running advice simply finishes
+        log.warning("could not cancel the advice of game %s", game_id)
+
+
+def _wanted(game_id, ticket: str | None) -> bool:
+    if not ticket:
+        return True
+    from django.core.cache import cache
+
+    try:
+        return cache.get(_ticket_key(game_id)) == ticket
+    except Exception:
+        return True
+
+
+def advice_settings(level=None, algorithm=None, seconds=None, simulations=None, *, cap: float | None = None):
+    """(algorithm, Budget, SearchConfig or None, level name) for one piece of advice.
+
+    A ``level`` (search.LEVELS: fast, default, strong, ...) gives the algorithm, budget and knobs;
+    explicit ``seconds`` / ``simulations`` replace its budget, ``algorithm`` its algorithm. Seconds are
+    capped at ``cap`` (settings.GAME_ADVICE_MAX_SECONDS by default), also when only simulations are given."""
+    search = _search()
+    if search is None:
+        raise PlayError("the search module is not available on this server", 503)
+    cap = float(cap if cap is not None else getattr(settings, "GAME_ADVICE_MAX_SECONDS", 30))
+    for name, value in (("seconds", seconds), ("simulations", simulations)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise PlayError(f"budget {name} must be a positive number")
+    if level is not None and level not in search.LEVELS:
+        raise PlayError(f"unknown level {level!r}; choose one of {', '.join(search.LEVELS)}")
+    explicit = seconds is not None or simulations is not None
+    name = level or ("custom" if explicit else "default")
+    spec = search.LEVELS.get(level or "default", {})
+    if explicit:
+        budget = search.Budget(seconds=float(seconds) if seconds is not None else None,
+                               simulations=int(simulations) if simulations is not None else None)
+    else:
+        budget = spec.get("budget") or search.Budget(seconds=1.0)
+    algorithm = check_algorithm(algorithm or spec.get("algorithm") or "mcts")
+    seconds_ = budget.seconds if budget.seconds is not None else cap
+    budget = search.Budget(seconds=min(float(seconds_), cap), simulations=budget.simulations)
+    return algorithm, budget, spec.get("config"), name
+
+
+def check_algorithm(algorithm) -> str:
+    algorithms = search_algorithms() or ALGORITHMS_FALLBACK
+    if algorithm not in algorithms:
+        raise PlayError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(algorithms)}")
+    return algorithm
+
+
+def run_advice(game_id, revision: int, *, level: str | None = "default", algorithm: str = "mcts",
+               seconds: float | None = None, simulations: int | None = None, ticket: str | None = None,
+               send: Callable[[dict], None] | None = None, min_interval: float = 0.3) -> dict | None:
+    """Search the person's decision at ``revision`` and stream the recommendation as it deepens.
+
+    Every message goes to ``send`` (default: the game's websocket group). The search runs on a
+    determinized copy of the game (hidden cards re-dealt), and texts naming a card the person cannot
+    see are redacted. Returns the final message (None when the advice was cancelled or is stale)."""
+    send = send or (lambda message: send_to_game(game_id, message))
+    head = {"v": PROTOCOL_VERSION, "type": "advice", "game": str(game_id), "revision": revision}
+
+    def fail(text, code=409):
+        message = {"v": PROTOCOL_VERSION, "type": "error", "context": "advice", "game": str(game_id),
+                   "revision": revision, "message": text, "code": code}
+        send(message)
+        return message
+
+    try:
+        algorithm, budget, config, level = advice_settings(level, algorithm, seconds, simulations)
+    except PlayError as exc:
+        return fail(str(exc), exc.code)
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None:
+        return fail("no such game", 404)
+    if row.revision != revision:  # the game moved on; the page asks again for the new position
+        return fail(f"the game has moved on (revision {row.revision})")
+    if row.status != "playing":
+        return fail("the game is over")
+    search = _search()
+    try:
+        engine = get_engine()
+        game = engine.load(row.state)
+        seat = row.human_seat
+        legal = game.legal_actions(seat)
+        if not legal:
+            return fail("it is not your decision now")
+        state = game.state()
+        names = hidden_names(state, seat, game.observation(seat))
+        rng = random.Random(f"{row.seed}:{revision}")
+        search_game = engine.load(determinize(state, seat, rng))
+    except (EngineError, PlayError) as exc:
+        return fail(f"the position cannot be searched: {exc}", 500)
+    keys = {a.key for a in legal}
+    head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations})
+    last = [0.0]
+
+    def on_progress(rec):
+        if not _wanted(game_id, ticket):
+            raise AdviceCancelled()
+        now = time.monotonic()
+        if now - last[0] < min_interval:
+            return
+        last[0] = now
+        send({**head, "done": False, "recommendation": recommendation_dict(rec, keys, names, seat)})
+
+    if not _wanted(game_id, ticket):  # a newer request (or an action) came while this one waited
+        return None
+    send({**head, "done": False, "recommendation": None})
+    try:
+        workers, spread = _advice_spread(budget)
+        rec = search.recommend(search_game, seat, algorithm=algorithm, budget=budget, seed=rng.randrange(2 ** 31),
+                               workers=workers, spread=spread, on_progress=on_progress, config=config)
+    except AdviceCancelled:
+        return None
+    except EnginePanic as exc:
+        return fail(f"the rules engine crashed while searching ({exc}); try again or play on", 500)
+    except (EngineError, ValueError) as exc:
+        return fail(f"the search failed: {exc}", 500)
+    message = {**head, "done": True, "recommendation": recommendation_dict(rec, keys, names, seat)}
+    send(message)
+    try:  # kept for a reload of the page, only while the game is still at this revision
+        with _process_lock(game_id) if connection.vendor == "sqlite" else contextlib.nullcontext():
+            PlayedGame.objects.filter(pk=game_id, revision=revision).update(advice=message)
+    except DatabaseError:
+        log.warning("could not store the advice of game %s", game_id, exc_info=True)
+    return message
+
+
+def _advice_spread(budget):
+    from gameplay.tasks import advice_spread
+
+    return advice_spread(budget)
+
+
+def request_advice(game_id, revision: int, *, level=None, algorithm=None, seconds=None, simulations=None,
+                   ticket: str | None = None) -> str:
+    """Queue the advice task (eager on the embedded stack: it runs in the caller's thread). Returns its
+    ticket: a newer request (or the person's next action) stops this one."""
+    from gameplay.tasks import advise
+
+    ticket = ticket or new_ticket(game_id)
+    advise.delay(str(game_id), revision, level=level, algorithm=algorithm, seconds=seconds,
+                 simulations=simulations, ticket=ticket)
+    return ticket
+
+
+def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simulations=None, seed: int = 0,
+                 cap: float | None = None) -> dict:
+    """The API's synchronous advice over a posted engine state (the caller has the whole state)."""
+    if isinstance(seat, bool) or seat not in (0, 1):
+        raise PlayError("seat must be 0 or 1")
+    algorithm, budget, config, level = advice_settings(
+        level, algorithm, seconds, simulations,
+        cap=cap if cap is not None else float(getattr(settings, "GAME_API_ADVICE_MAX_SECONDS", 5)))
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise PlayError("seed must be an integer")
+    engine = get_engine()
+    try:
+        game = engine.load(state)
+        legal = game.legal_actions(seat)
+    except BadState as exc:
+        raise PlayError(str(exc), 400) from None
+    except EnginePanic as exc:
+        raise PlayError(f"the rules engine crashed on this state: {exc}", 400) from None
+    if game.is_over():
+        raise PlayError("the game in this state is over", 400)
+    if not legal:
+        raise PlayError(f"seat {seat} has no decision in this state (seats to act: {game.seats_to_act()})", 400)
+    try:
+        workers, spread = _advice_spread(budget)
+        rec = _search().recommend(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
+                                  spread=spread, config=config)
+    except EnginePanic as exc:
+        raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
+    except (EngineError, ValueError) as exc:
+        raise PlayError(f"the search failed: {exc}", 500) from None
+    out = recommendation_dict(rec, {a.key for a in legal})
+    out.update(seat=seat, level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations},
+               turn=game.turn, legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
+    return out

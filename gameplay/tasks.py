@@ -1,0 +1,68 @@
+"""Celery tasks of the gameplay app (found by the Celery app's autodiscovery)."""
+from gameplay.gauntlet_tasks import *  # noqa: F401,F403 - the gauntlet's per-game task
+
+import logging  # noqa: E402
+
+from celery import shared_task  # noqa: E402
+
+_log = logging.getLogger(__name__)
+
+
+@shared_task(name="gameplay.advise", ignore_result=True, soft_time_limit=180)
+def advise(game_id: str, revision: int, level=None, algorithm=None, seconds=None, simulations=None,
+           ticket=None) -> dict | None:
+    """The advisor: search the person's decision and stream the recommendation to the game's group
+    (gameplay.play.run_advice). A newer request or the person's next action stops it early."""
+    from gameplay import play
+
+    try:
+        return play.run_advice(game_id, revision, level=level, algorithm=algorithm, seconds=seconds,
+                               simulations=simulations, ticket=ticket)
+    except Exception as exc:  # the worker survives; the page is told
+        _log.exception("advice for game %s crashed", game_id)
+        play.send_to_game(game_id, {"v": play.PROTOCOL_VERSION, "type": "error", "context": "advice",
+                                    "game": str(game_id), "revision": revision, "code": 500,
+                                    "message": f"the advisor failed ({exc.__class__.__name__}); try again"})
+        return None
+
+
+@shared_task(name="gameplay.search_part", soft_time_limit=300)
+def search_part(part: dict) -> dict:
+    """One part of a root-parallel search (``gameplay.core.parallel``) on this worker's engine: its root
+    statistics, which the caller sums with its own."""
+    from gameplay.carddb import get_engine
+    from gameplay.core.parallel import search_part as run
+
+    return run(get_engine(), part)
+
+
+def spread_over_workers(parts: list[dict]) -> list:
+    """Start the parts on Celery workers; one waiter per part (``waiter(timeout)`` -> root statistics).
+    A part not answered in time is revoked; the caller goes on with what it has."""
+    results = [search_part.apply_async(args=[part]) for part in parts]
+
+    def waiter(result):
+        def wait(timeout: float) -> dict:
+            try:
+                # the advisor itself runs in a task: waiting here is bounded by the part's deadline (a
+                # part that a busy queue starts late returns at once), so it cannot hold a worker long
+                return result.get(timeout=timeout, disable_sync_subtasks=False)
+            except Exception:
+                result.revoke()
+                raise
+        return wait
+
+    return [waiter(r) for r in results]
+
+
+def advice_spread(budget) -> tuple[int, object]:
+    """(workers, spread) for one advice search: extra parts on Celery workers when the budget is long
+    enough to pay for them (GAME_ADVICE_SPREAD_PARTS, GAME_ADVICE_SPREAD_MIN_SECONDS) and a real broker
+    runs them; otherwise the search runs in the calling process alone."""
+    from django.conf import settings
+
+    parts = int(getattr(settings, "GAME_ADVICE_SPREAD_PARTS", 0) or 0)
+    long_enough = (budget.seconds or 0) >= float(getattr(settings, "GAME_ADVICE_SPREAD_MIN_SECONDS", 10))
+    if parts <= 0 or settings.CELERY_TASK_ALWAYS_EAGER or not long_enough:
+        return 1, None
+    return 1 + parts, spread_over_workers

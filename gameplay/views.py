@@ -1,0 +1,99 @@
+"""Pages of playing against the AI: the new-game form with your games (/games/) and a game (/games/<id>/).
+
+The live part runs over ws/games/<id>/ (gameplay.consumers); the page is rendered with the same
+view the socket sends (built from the person's observation only).
+"""
+from __future__ import annotations
+
+from django import forms
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from mtgsite.guests import guest_key
+from gameplay import play
+from gameplay.models import PlayedGame
+
+FIRST_CHOICES = [("random", "Random"), ("you", "You play first"), ("ai", "The AI plays first")]
+
+
+class NewGameForm(forms.Form):
+    deck = forms.ChoiceField(label="Your deck")
+    deck_number = forms.IntegerField(label="…or a saved deck's number (from /decks/<number>/)", required=False,
+                                     min_value=1)
+    ai_deck = forms.ChoiceField(label="The AI's deck")
+    ai_deck_number = forms.IntegerField(label="…or a saved deck's number for the AI", required=False, min_value=1)
+    opponent = forms.ChoiceField(label="Opponent", initial="engine:Medium")
+    first = forms.ChoiceField(label="Who plays first", choices=FIRST_CHOICES, initial="random")
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        decks = play.deck_choices(user)
+        self.fields["deck"].choices = decks
+        self.fields["ai_deck"].choices = decks
+        self.fields["opponent"].choices = play.opponent_choices()
+        samples = [spec for spec, _ in decks if spec.startswith("sample:")]
+        if samples:
+            self.fields["deck"].initial = samples[0]
+            self.fields["ai_deck"].initial = samples[1] if len(samples) > 1 else samples[0]
+
+    def specs(self) -> tuple[str, str]:
+        d = self.cleaned_data
+        mine = f"deck:{d['deck_number']}" if d.get("deck_number") else d["deck"]
+        theirs = f"deck:{d['ai_deck_number']}" if d.get("ai_deck_number") else d["ai_deck"]
+        return mine, theirs
+
+
+def my_games(request):
+    if request.user.is_authenticated:
+        return PlayedGame.objects.filter(owner=request.user)
+    key = guest_key(request)
+    return PlayedGame.objects.filter(owner__isnull=True, session_key=key) if key else PlayedGame.objects.none()
+
+
+@require_http_methods(["GET", "POST"])
+def games(request):
+    """Start a game against the AI; list your games."""
+    problems, error = [], None
+    if request.method == "POST":
+        form = NewGameForm(request.POST, user=request.user)
+        if form.is_valid():
+            mine, theirs = form.specs()
+            try:
+                row, _ = play.create_game(mine, theirs, form.cleaned_data["opponent"], first=form.cleaned_data["first"],
+                                          user=request.user, session_key=guest_key(request, create=True))
+            except play.DeckProblem as exc:
+                problems = exc.problems
+                form.add_error(None, "These decks cannot be played: the rules engine does not know or does not "
+                                     "fully support some cards (listed below).")
+            except play.PlayError as exc:
+                error = str(exc)
+                form.add_error(None, error)
+            else:
+                return redirect("game", game_id=row.pk)
+    else:
+        # "Play this deck" on a deck page links here with ?deck=<number>.
+        wanted = request.GET.get("deck", "")
+        form = NewGameForm(user=request.user, initial={"deck_number": int(wanted)} if wanted.isdigit() else None)
+    rows = my_games(request).only("id", "human_deck_name", "ai_deck_name", "opponent", "status", "result", "turn",
+                                  "created")[:20]
+    return render(request, "gameplay/games.html", {"form": form, "problems": problems, "games": rows},
+                  status=400 if (problems or error or form.errors) and request.method == "POST" else 200)
+
+
+@require_GET
+def game_page(request, game_id):
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None or not play.owns(row, request.user, guest_key(request)):
+        raise Http404("no such game (or it is not yours)")
+    try:
+        view = play.view_of(row)
+    except play.PlayError as exc:
+        view = None
+        error = str(exc)
+    else:
+        error = None
+    return render(request, "gameplay/game.html", {
+        "game": row, "initial": view, "error": error, "ws_path": f"/ws/games/{row.pk}/",
+        "levels": play.search_levels(), "algorithms": play.search_algorithms(),
+    })

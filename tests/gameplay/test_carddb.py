@@ -1,0 +1,67 @@
+"""The engine card database built from the catalogue, and which cards it supports (database shell)."""
+import json
+
+import pytest
+
+from decks.models import Card
+from gameplay.models import EngineCard
+from tests.gameplay.conftest import deck_list
+
+pytestmark = pytest.mark.django_db
+
+
+def test_build_marks_support_and_deck_support_lists_problems(game_catalogue):
+    Card.objects.create(name="Firesong and Sunspeaker", name_key="firesong and sunspeaker", front_name="Firesong and Sunspeaker",
+                        mana_cost="{4}{R}", types="Creature", supertypes="Legendary", subtypes="Minotaur Cleric",
+                        oracle_text="Red instant and sorcery spells you control have lifelink.\nWhenever a white instant or "
+                        "sorcery spell causes you to gain life, Firesong and Sunspeaker deals 3 damage to any target.",
+                        power="4", toughness="6", color_identity="RW")
+    path, summary = game_catalogue.build()
+    assert summary["cards"] == Card.objects.count() and summary["supported"] == summary["cards"] - 1
+    data = json.loads(path.read_text())
+    assert "kor skyfisher" in data and "firesong and sunspeaker" in data
+    row = EngineCard.objects.get(card__name="Firesong and Sunspeaker")
+    assert not row.supported and row.built and any("gain life" in p for p in row.problems)
+
+    ok = game_catalogue.deck_support(deck_list("mono_white_weenie"))
+    assert ok == {"unknown": [], "unsupported": {}, "supported": True}
+    bad = game_catalogue.deck_support(deck_list("mono_red_aggro")[:56] + ["Firesong and Sunspeaker", "Nonexistent Card"])
+    assert bad["unknown"] == ["Nonexistent Card"] and list(bad["unsupported"]) == ["Firesong and Sunspeaker"]
+    assert not bad["supported"]
+
+
+def test_get_engine_loads_the_catalogue_once(game_catalogue):
+    first = game_catalogue.get_engine()
+    assert first is game_catalogue.get_engine()
+    game = first.new_game(deck_list("mono_blue_faeries"), deck_list("dimir_terror"), seed=1)
+    assert sorted(game.seats_to_act()) == [0, 1]
+
+
+def test_card_and_deck_pages_say_what_the_engine_supports(client, game_catalogue):
+    from decks.models import Deck, DeckCard
+
+    skyfisher = Card.objects.get(name="Kor Skyfisher")
+    page = client.get(f"/cards/{skyfisher.pk}/")
+    assert page.status_code == 200 and "implements every ability" in page.content.decode()
+    weird = Card.objects.create(name="Odd Clone", name_key="odd clone", front_name="Odd Clone", mana_cost="{3}{U}",
+                                types="Creature", subtypes="Shapeshifter", power="0", toughness="0",
+                                oracle_text="You may have this creature enter as a copy of any creature on the battlefield, "
+                                "except it's a Wizard in addition to its other types.")
+    EngineCard.objects.create(card=weird, supported=False, problems=["enter as a copy"])
+    deck = Deck.objects.create(name="Test", format="pauper")
+    DeckCard.objects.create(deck=deck, card=skyfisher, board="main", count=4)
+    DeckCard.objects.create(deck=deck, card=weird, board="main", count=4)
+    html = client.get(f"/decks/{deck.pk}/").content.decode()
+    assert "1 of 2 distinct main-deck cards" in html and "Odd Clone" in html and "enter as a copy" in html
+
+
+def test_build_engine_cards_command_reports_support(game_catalogue):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("build_engine_cards", stdout=out, stderr=io.StringIO())
+    n = Card.objects.count()
+    assert f"{n} of {n} fully supported" in out.getvalue()
+    assert EngineCard.objects.filter(supported=True).count() == n

@@ -1,0 +1,110 @@
+"""The engine adapter over real phase.rs games (pure core: no database)."""
+import random
+
+import pytest
+
+from gameplay.core.carddata import atomic_faces, unsupported_parts
+from gameplay.core.engine import BadState, IllegalAction, UnknownCards, determinize
+from gameplay.core.players import EnginePlayer, RandomPlayer, make_player, play_game
+from tests.gameplay.conftest import deck_list
+
+
+def test_catalogue_record_becomes_an_atomic_card():
+    faces = atomic_faces({"name": "Kor Skyfisher", "mana_cost": "{1}{W}", "types": "Creature", "subtypes": "Kor Soldier",
+                          "oracle_text": "Flying", "power": "2", "toughness": "3", "keywords": ["Flying"], "color_identity": "W"})
+    assert faces[0]["colors"] == ["W"] and faces[0]["manaValue"] == 2.0
+    assert faces[0]["type"] == "Creature — Kor Soldier" and faces[0]["power"] == "2"
+
+
+def test_unsupported_parts_are_found_in_built_faces():
+    face = {"triggers": [{"mode": {"Unknown": "Whenever a red source you control deals damage"}}],
+            "abilities": [{"effect": {"type": "Unimplemented", "description": "Clone target creature"}}]}
+    assert unsupported_parts(face) == ["Whenever a red source you control deals damage", "Clone target creature"]
+    assert unsupported_parts({"abilities": [{"effect": {"type": "DealDamage"}}]}) == []
+
+
+def test_every_sample_deck_card_is_known(engine, sample_decks):
+    for name in sample_decks:
+        assert engine.unknown(deck_list(name)) == []
+
+
+def test_unknown_cards_are_refused_not_dropped(engine):
+    with pytest.raises(UnknownCards) as err:
+        engine.new_game(["Not A Card"] * 60, deck_list("mono_red_aggro"))
+    assert err.value.names == ["Not A Card"]
+
+
+def test_actions_are_per_seat_and_wrong_seat_is_refused(engine):
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=1)
+    # Mulligans: both seats decide; each sees one Keep and one Mulligan.
+    assert sorted(game.seats_to_act()) == [0, 1]
+    assert [a.label for a in game.legal_actions(0)] == ["Keep hand", "Mulligan"]
+    for seat in (0, 1):
+        game.apply(seat, game.legal_actions(seat)[0])
+    seat = game.seat_to_act()
+    assert game.legal_actions(1 - seat) == []
+    with pytest.raises(IllegalAction):
+        game.apply(1 - seat, {"type": "PassPriority"})
+    with pytest.raises(IllegalAction):
+        game.apply(seat, {"type": "PlayLand", "data": {"object_id": 99999, "card_id": 99999}})
+    with pytest.raises(IllegalAction):
+        game.apply(seat, {"nonsense": True})
+
+
+def test_snapshot_restore_continues_identically(engine):
+    game = engine.new_game(deck_list("mono_blue_faeries"), deck_list("dimir_terror"), seed=7)
+    players = (EnginePlayer("VeryEasy"), EnginePlayer("VeryEasy"))
+    for _ in range(60):
+        seat = game.seat_to_act()
+        game.apply(seat, players[seat].choose(game, seat))
+    copy = engine.load(game.snapshot())
+    assert copy.turn == game.turn and copy.seats_to_act() == game.seats_to_act()
+    assert [a.key for a in copy.legal_actions(copy.seat_to_act())] == [a.key for a in game.legal_actions(game.seat_to_act())]
+    with pytest.raises(BadState):
+        engine.load({"nope": 1})
+    with pytest.raises(BadState):
+        engine.load("{not json")
+
+
+def test_observation_hides_the_opponents_hand_and_libraries(engine):
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=2)
+    for seat in (0, 1):
+        game.apply(seat, game.legal_actions(seat)[0])
+    state = game.state()["state"]
+    objects = state["objects"]
+    opp_hand = {objects[str(o)]["name"] for o in state["players"][1]["hand"]}
+    obs = game.observation(0)
+    assert "hand" in obs["players"][0] and "hand" not in obs["players"][1]
+    assert obs["players"][1]["hand_count"] == len(state["players"][1]["hand"])
+    text = str(obs)
+    # Dimir and mono-red share no cards but basics; none of the opponent's hand spells may show.
+    for name in opp_hand - {"Island", "Swamp"}:
+        assert name not in text
+
+
+def test_determinize_keeps_counts_and_redeals_hidden_cards(engine):
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=4)
+    for seat in (0, 1):
+        game.apply(seat, game.legal_actions(seat)[0])
+    state = game.state()
+    changed = 0
+    for i in range(5):
+        d = determinize(state, 0, random.Random(i))
+        p_old, p_new = state["state"]["players"][1], d["state"]["players"][1]
+        assert len(p_new["hand"]) == len(p_old["hand"]) and len(p_new["library"]) == len(p_old["library"])
+        assert sorted(p_new["hand"] + p_new["library"]) == sorted(p_old["hand"] + p_old["library"])
+        assert d["state"]["players"][0]["hand"] == state["state"]["players"][0]["hand"]
+        changed += p_new["hand"] != p_old["hand"]
+        clone = engine.load(d)
+        assert all(clone.state()["state"]["objects"][str(o)]["zone"] == "Hand" for o in p_new["hand"])
+    assert changed >= 4
+
+
+def test_a_whole_game_ends_with_a_winner(engine):
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=11)
+    result = play_game(game, (make_player("engine:VeryEasy"), RandomPlayer(3)))
+    assert result["winner"] in (0, 1) and result["decisions"] > 20
+    with pytest.raises(ValueError):
+        make_player("engine:Godlike")
+    with pytest.raises(ValueError):
+        make_player("chess")

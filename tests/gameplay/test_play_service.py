@@ -1,0 +1,230 @@
+"""gameplay.play: games against the AI under a row lock (real engine, the sample decks' cards)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gameplay import play
+from gameplay.core.engine import EnginePanic, Game
+from gameplay.models import PlayedGame
+from tests.gameplay.conftest import deck_list
+
+pytestmark = pytest.mark.django_db
+SESSION = "s" * 32
+
+
+def new_game(**kwargs) -> PlayedGame:
+    opts = dict(opponent="engine:VeryEasy", first="you", session_key=SESSION, seed=5)
+    opts.update(kwargs)
+    row, _ = play.create_game("sample:mono_red_aggro", "sample:dimir_terror", **opts)
+    return row
+
+
+def keys_of(view, label=None):
+    return [a["key"] for a in view["actions"] if label is None or a["label"] == label]
+
+
+def test_create_act_and_refuse_illegal_stale_and_duplicate_actions(game_catalogue):
+    row = new_game()
+    assert row.status == "playing" and row.revision == 1 and row.human_deck_name.startswith("Mono red aggro")
+    view = play.view_of(row)
+    assert view["your_decision"] and [a["label"] for a in view["actions"]] == ["Keep hand", "Mulligan"]
+    assert view["board"]["prompt"]["type"] == "MulliganDecision"
+    # The AI kept (or not) on its own: it never waits for the person's mulligan.
+    keep = keys_of(view, "Keep hand")[0]
+
+    out = play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c1")
+    row.refresh_from_db()
+    assert row.revision == 2 and out.view["revision"] == 2 and out.ack == {"client_action_id": "c1", "duplicate": False}
+    assert any(e["who"] == "you" and e["text"] == "Keep hand" for e in row.log)
+    assert out.view["your_decision"] and out.view["actions"]  # the AI played on until the person's decision
+    state, log_size = row.state, len(row.log)
+
+    again = play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c1")  # a resend
+    assert again.ack["duplicate"] is True and again.view["revision"] == 2
+    with pytest.raises(play.PlayError) as stale:
+        play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c2")
+    assert stale.value.code == 409 and "stale" in str(stale.value)
+    with pytest.raises(play.PlayError) as illegal:  # well formed, but not offered now
+        play.human_action(row.pk, 0, keep, expected_revision=2)
+    assert illegal.value.code == 409 and "not legal" in str(illegal.value)
+    with pytest.raises(play.PlayError) as bad:
+        play.human_action(row.pk, 0, "not json", expected_revision=2)
+    assert bad.value.code == 400
+    with pytest.raises(play.PlayError) as bad_type:
+        play.human_action(row.pk, 0, 42, expected_revision=2)
+    assert bad_type.value.code == 400
+    with pytest.raises(play.PlayError) as wrong_seat:
+        play.human_action(row.pk, 1, out.view["actions"][0]["key"], expected_revision=2)
+    assert wrong_seat.value.code == 403
+    with pytest.raises(play.PlayError) as missing:
+        play.human_action("00000000-0000-0000-0000-000000000000", 0, keep)
+    assert missing.value.code == 404
+    row.refresh_from_db()
+    assert row.revision == 2 and row.state == state and len(row.log) == log_size  # nothing was written
+
+    # An action may also be sent as {"type", "data"}.
+    first = out.view["actions"][0]
+    after = play.human_action(row.pk, 0, {"type": first["type"], "data": first.get("data")}, expected_revision=2)
+    assert after.view["revision"] == 3
+
+    # A stored game that waits for the AI (written by other code, or an advance that was cut) plays on.
+    engine = game_catalogue.get_engine()
+    waiting = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=9)
+    waiting.apply(0, waiting.legal_actions(0)[0])  # the person kept; the AI's mulligan is pending
+    PlayedGame.objects.filter(pk=row.pk).update(state=json.dumps(waiting.state()), revision=10)
+    play.GAME_CACHE.clear()
+    assert not play.snapshot(row.pk)["your_decision"]
+    resumed = play.resume(row.pk)
+    assert resumed.view["revision"] == 11 and resumed.view["your_decision"]
+    assert play.resume(row.pk) is None  # nothing owed now
+
+
+def test_deck_problems_are_listed_not_raised_as_errors(game_catalogue):
+    from decks.models import Card, Deck, DeckCard
+
+    odd = Card.objects.create(name="Firesong and Sunspeaker", name_key="firesong and sunspeaker",
+                              front_name="Firesong and Sunspeaker", mana_cost="{4}{R}", types="Creature",
+                              supertypes="Legendary", subtypes="Minotaur Cleric", power="4", toughness="6",
+                              oracle_text="Red instant and sorcery spells you control have lifelink.\nWhenever a white "
+                              "instant or sorcery spell causes you to gain life, Firesong and Sunspeaker deals 3 damage "
+                              "to any target.", color_identity="RW")
+    game_catalogue.build()
+    deck = Deck.objects.create(name="Almost red")
+    mountain = Card.objects.get(name="Mountain")
+    DeckCard.objects.create(deck=deck, card=mountain, board="main", count=56)
+    DeckCard.objects.create(deck=deck, card=odd, board="main", count=4)
+    custom = {"name": "Typos", "main": [["Mountian", 4], ["Mountain", 56]]}
+    with pytest.raises(play.DeckProblem) as err:
+        play.create_game(f"deck:{deck.pk}", custom, "engine:Easy", session_key=SESSION)
+    problems = err.value.problems
+    assert problems[0]["deck"] == "your deck" and list(problems[0]["unsupported"]) == ["Firesong and Sunspeaker"]
+    assert problems[1]["deck"] == "the AI's deck" and problems[1]["unknown"] == ["Mountian"]
+    assert err.value.code == 400 and "Mountian" in str(err.value) and "Firesong" in str(err.value)
+    with pytest.raises(play.DeckProblem, match="40 to 250"):
+        play.create_game({"main": [["Mountain", 10]]}, "sample:dimir_terror", session_key=SESSION)
+    for bad in ("sample:nope", "deck:999999", "deck:x", "tournament:1", 7, {"main": "Mountain"}):
+        with pytest.raises(play.PlayError) as e:
+            play.create_game(bad, "sample:dimir_terror", session_key=SESSION)
+        assert e.value.code == 400
+    with pytest.raises(play.PlayError, match="unknown opponent"):
+        play.create_game("sample:mono_red_aggro", "sample:dimir_terror", "engine:Godlike", session_key=SESSION)
+    with pytest.raises(play.PlayError) as guest:
+        play.create_game("sample:mono_red_aggro", "sample:dimir_terror")
+    assert guest.value.code == 403
+    assert not PlayedGame.objects.exists()
+
+
+def test_an_engine_panic_keeps_the_stored_game(game_catalogue, monkeypatch):
+    row = new_game()
+    view = play.view_of(row)
+    keep = keys_of(view, "Keep hand")[0]
+    real_apply = Game.apply
+
+    def panicking(self, seat, action):
+        raise EnginePanic("the rules engine crashed: index out of bounds")
+
+    monkeypatch.setattr(Game, "apply", panicking)
+    with pytest.raises(play.PlayError) as err:
+        play.human_action(row.pk, 0, keep, expected_revision=1)
+    assert err.value.code == 500 and err.value.details.get("panic") and "kept" in str(err.value)
+    stored = PlayedGame.objects.get(pk=row.pk)
+    assert stored.revision == 1 and stored.state == row.state and stored.log == row.log
+
+    # A panic in the AI's reply (after the person's action applied) also writes nothing.
+    calls = {"ai": 0}
+
+    def panic_on_ai(self, seat, action):
+        if seat == 1:
+            calls["ai"] += 1
+            raise EnginePanic("the rules engine crashed in the AI's turn")
+        return real_apply(self, seat, action)
+
+    monkeypatch.setattr(Game, "apply", panic_on_ai)
+    with pytest.raises(play.PlayError):
+        for _ in range(30):  # play on until the AI has to act
+            view = play.human_action(row.pk, 0, play.view_of(PlayedGame.objects.get(pk=row.pk))["actions"][0]["key"]).view
+    stored = PlayedGame.objects.get(pk=row.pk)
+    monkeypatch.setattr(Game, "apply", real_apply)
+    assert calls["ai"] == 1
+    out = play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
+    assert out.view["revision"] == stored.revision + 1  # the kept game plays on
+
+
+def _public_names(state: dict, seat: int) -> set[str]:
+    st = state["state"]
+    objects = st["objects"]
+    ids = list(st.get("battlefield") or []) + list(st.get("exile") or [])
+    for p in st["players"]:
+        ids += list(p.get("graveyard") or [])
+        if p["id"] == seat:
+            ids += list(p.get("hand") or [])
+    for entry in st.get("stack") or []:
+        if isinstance(entry, dict):
+            ids.append(entry.get("source_id") or entry.get("id"))
+    return {(objects.get(str(i)) or {}).get("name") for i in ids} - {None}
+
+
+def _hidden_names(state: dict, seat: int) -> set[str]:
+    st = state["state"]
+    objects = st["objects"]
+    ids = []
+    for p in st["players"]:
+        ids += list(p.get("library") or [])
+        if p["id"] != seat:
+            ids += list(p.get("hand") or [])
+    return {(objects.get(str(i)) or {}).get("name") for i in ids} - {None}
+
+
+def test_the_person_never_sees_the_opponents_hand_or_a_library(game_catalogue, client):
+    """Everything sent to the person (views, advice, the page) is checked against the raw state: no
+    name of a card in the opponent's hand or a library may appear unless that name has been public."""
+    session = client.session
+    session["guest"] = True
+    session.save()
+    row = new_game(session_key=session.session_key, seed=11)
+    ever_public: set[str] = set()
+    checked = 0
+
+    def check(payload, state):
+        nonlocal checked
+        ever_public.update(_public_names(state, 0))
+        forbidden = _hidden_names(state, 0) - ever_public
+        text = payload if isinstance(payload, str) else json.dumps(payload)
+        leaked = sorted(n for n in forbidden if n in text)
+        assert not leaked, f"hidden cards sent to the person: {leaked}"
+        checked += 1
+        return forbidden
+
+    stored = PlayedGame.objects.get(pk=row.pk)
+    forbidden = check(play.view_of(stored), json.loads(stored.state))
+    assert len(forbidden) >= 5  # the check has teeth: many names are hidden at the start
+    page = client.get(f"/games/{row.pk}/")
+    assert page.status_code == 200
+    check(page.content.decode(), json.loads(stored.state))
+
+    advised = 0
+    view = play.view_of(stored)
+    for step in range(14):
+        stored = PlayedGame.objects.get(pk=row.pk)
+        if stored.status != "playing":
+            break
+        state = json.loads(stored.state)
+        check(view, state)
+        if step >= 2 and advised < 2 and len(view["actions"]) > 1 and play.search_levels():
+            sent = []
+            play.run_advice(row.pk, stored.revision, seconds=1, simulations=2, send=sent.append, min_interval=0)
+            assert sent and sent[-1]["done"] and sent[-1]["recommendation"]["action"]["key"] in keys_of(view)
+            check(sent, state)
+            assert play.view_of(PlayedGame.objects.get(pk=row.pk))["advice"] == sent[-1]  # a reload shows it
+            advised += 1
+        # play actively: cast and attack when possible, else pass
+        actions = view["actions"]
+        choice = next((a for a in actions if a["type"] not in ("PassPriority", "MulliganDecision")), actions[0])
+        view = play.human_action(row.pk, 0, choice["key"], expected_revision=stored.revision).view
+    stored = PlayedGame.objects.get(pk=row.pk)
+    print("turn", stored.turn, "log", len(stored.log))
+    assert stored.turn >= 3 and any(e["who"] == "ai" for e in stored.log)
+    check(client.get(f"/games/{row.pk}/").content.decode(), json.loads(stored.state))
+    assert checked > 15 and (advised == 2 or not play.search_levels())
