@@ -39,6 +39,13 @@ MTG_DATA_DIR = Path(env("MTG_DATA_DIR", str(_default_data)))
 VAR_DIR = Path(env("MTG_VAR_DIR", str(BASE_DIR / "var")))
 # Trained model versions (safetensors) and cached training arrays; the shipped defaults live in ml/weights/.
 MTG_MODEL_DIR = Path(env("MTG_MODEL_DIR", str(VAR_DIR / "models")))
+MTG_MODEL_UPLOAD_MAX_BYTES = int(env("MTG_MODEL_UPLOAD_MAX_BYTES", str(64 * 1024 * 1024)))
+# How often a training run writes its progress, metric and log tail to its row (seconds).
+MTG_TRAINING_REPORT_SECONDS = float(env("MTG_TRAINING_REPORT_SECONDS", "0.5"))
+# Deck completions one inference task claims and samples as one batch.
+COMPLETION_BATCH_SIZE = int(env("COMPLETION_BATCH_SIZE", "8"))
+# A job still "running" this long after it was claimed (its worker died) may be claimed again by its redelivered task.
+COMPLETION_STALE_SECONDS = int(env("COMPLETION_STALE_SECONDS", "900"))
 MTG_DATASET_DIR = Path(env("MTG_DATASET_DIR", str(VAR_DIR / "datasets")))
 
 INSTALLED_APPS = [
@@ -103,6 +110,9 @@ if STACK == "services":
             "TEST": {"NAME": env("POSTGRES_TEST_DB", "test_mtg")},
         }
     }
+    # The pod sockets' database thread keeps its connection this long (drafts/consumers.py); the
+    # rest of the site keeps CONN_MAX_AGE (0: Django's advice under ASGI, one thread per request).
+    POD_DB_CONN_MAX_AGE = int(env("POD_DB_CONN_MAX_AGE", "300"))
 else:
     DATABASES = {
         "default": {
@@ -141,6 +151,21 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_DEFAULT_QUEUE", "default")
+# Model work has its own queues: `training` (training and evaluation runs, long) and `inference`
+# (deck completion; GPU workers take it with `-Q inference`). Their names follow the default
+# queue's (a test run's `mtgtest123` gives `mtgtest123.training`), so test runs stay apart.
+CELERY_QUEUE_PREFIX = env("CELERY_QUEUE_PREFIX", "" if CELERY_TASK_DEFAULT_QUEUE == "default" else f"{CELERY_TASK_DEFAULT_QUEUE}.")
+CELERY_TRAINING_QUEUE = env("CELERY_TRAINING_QUEUE", f"{CELERY_QUEUE_PREFIX}training")
+CELERY_INFERENCE_QUEUE = env("CELERY_INFERENCE_QUEUE", f"{CELERY_QUEUE_PREFIX}inference")
+CELERY_ALL_QUEUES = [CELERY_TASK_DEFAULT_QUEUE, CELERY_TRAINING_QUEUE, CELERY_INFERENCE_QUEUE]
+# A worker started without -Q consumes all three.
+CELERY_TASK_QUEUES = [__import__("kombu").Queue(q, routing_key=q) for q in CELERY_ALL_QUEUES]
+CELERY_TASK_ROUTES = {
+    "ml.train": {"queue": CELERY_TRAINING_QUEUE, "routing_key": CELERY_TRAINING_QUEUE},
+    "ml.evaluate": {"queue": CELERY_TRAINING_QUEUE, "routing_key": CELERY_TRAINING_QUEUE},
+    "decks.complete_deck": {"queue": CELERY_INFERENCE_QUEUE, "routing_key": CELERY_INFERENCE_QUEUE},
+    "ml.loaded_version": {"queue": CELERY_INFERENCE_QUEUE, "routing_key": CELERY_INFERENCE_QUEUE},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
@@ -183,3 +208,14 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "WARNING")},
 }
+
+# --- game advice (gameplay.play) ---------------------------------------------------
+# The advisor's search budget is capped: over the websocket (a Celery task) and in the synchronous
+# POST /api/games/advice, where a request must come back in a few seconds.
+GAME_ADVICE_MAX_SECONDS = float(env("GAME_ADVICE_MAX_SECONDS", "30"))
+GAME_API_ADVICE_MAX_SECONDS = float(env("GAME_API_ADVICE_MAX_SECONDS", "5"))
+# Root parallelism across Celery workers for long advice budgets (gameplay.tasks.advice_spread): a
+# search of at least GAME_ADVICE_SPREAD_MIN_SECONDS sends this many extra parts to other workers and
+# sums their root statistics with its own. Off on the embedded stack (eager tasks would run in turn).
+GAME_ADVICE_SPREAD_PARTS = int(env("GAME_ADVICE_SPREAD_PARTS", "1" if STACK == "services" else "0"))
+GAME_ADVICE_SPREAD_MIN_SECONDS = float(env("GAME_ADVICE_SPREAD_MIN_SECONDS", "10"))

@@ -8,5 +8,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("decks.api_urls")),
     path("", include("drafts.urls")),
+    path("games/gauntlet/", include("gameplay.gauntlet_urls")),
+    path("models/", include("ml.urls")),
+    path("", include("gameplay.urls")),
     path("", include("decks.urls")),
 ]

@@ -78,6 +78,13 @@ def browser():
             yield browser
         finally:
             browser.close()
+            # A fixture or test body that touched the ORM while Playwright was running (e.g. a `staff` user
+            # created after this fixture) opened a connection in the context Playwright's greenlets set up,
+            # which pytest-django never closes: close it here, inside that context, or the test database
+            # cannot be dropped at the end of the run ("another session is connected").
+            from django.db import connections
+
+            connections.close_all()
 
 
 @pytest.fixture
