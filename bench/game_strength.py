@@ -141,7 +141,10 @@ def play_one(job: dict) -> dict:
     eng = engine()
     ours_seat = job["ours_seat"]
     opp_spec = "random" if job["opponent"] == "random" else f"engine:{job['opponent']}"
-    ours = _Timed(make_player(job["ours"], seed=job["seed"]))
+    ours_spec = job["ours"]
+    if job.get("model_opponent") and job["opponent"] != "random":
+        ours_spec += "@" + job["opponent"]  # the search knows which engine AI it faces
+    ours = _Timed(make_player(ours_spec, seed=job["seed"]))
     theirs = _Timed(make_player(opp_spec, seed=job["seed"] + 1))
     players = (ours, theirs) if ours_seat == 0 else (theirs, ours)
     game = eng.new_game(deck_list(decks, job["decks"][0]), deck_list(decks, job["decks"][1]), seed=job["seed"])
@@ -170,7 +173,7 @@ def play_one(job: dict) -> dict:
     return out
 
 
-def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int) -> list[dict]:
+def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int, model_opponent: bool = False) -> list[dict]:
     names = sorted(sample_decks())
     pairs = list(itertools.permutations(names, 2))
     jobs = []  # pair by pair across the opponents, so a run cut short leaves every pairing about as far along
@@ -179,7 +182,8 @@ def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int) ->
         for opponent in opponents:
             for ours_seat in (0, 1):
                 jobs.append({"ours": ours, "opponent": opponent, "pair": i, "seed": seed + i, "decks": list(decks),
-                             "ours_seat": ours_seat, "max_decisions": max_decisions})
+                             "ours_seat": ours_seat, "max_decisions": max_decisions,
+                             **({"model_opponent": True} if model_opponent else {})})
     return jobs
 
 
@@ -275,6 +279,8 @@ def main() -> int:
     parser.add_argument("--max-decisions", type=int, default=3000)
     parser.add_argument("--append", action="store_true",
                         help="merge with the games already in the output; games already there are not replayed")
+    parser.add_argument("--model-opponent", action="store_true",
+                        help="a search player models the engine opponent as the AI level it really is (search:<level>@<AI>)")
     parser.add_argument("--redo", action="store_true", help="with --append: replay games already there")
     parser.add_argument("--output", default=str(RESULTS / "game_strength.json"))
     parser.add_argument("--replot", action="store_true", help="only re-summarize and re-plot the output file")
@@ -284,7 +290,7 @@ def main() -> int:
 
     started = time.time()
     card_data_path()  # build once before the workers start
-    jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions)
+    jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions, args.model_opponent)
     out_path = Path(args.output)
     old = []
     this_command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])

@@ -36,6 +36,7 @@ import json
 import math
 import random
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -84,6 +85,7 @@ class SearchConfig:
 
     rollout_policy: str = "Easy"         # engine AI that plays both seats in rollouts
     opponent_policy: str = "Easy"        # the opponent model inside the tree
+    rollout_opponent_policy: str | None = None  # the opponent's AI in rollouts (None: rollout_policy)
     prior_level: str | None = "Medium"   # engine AI whose choice is the PUCT prior and the default to beat
     prior_weight: float = 0.5            # share of the prior on that choice (the rest is uniform)
     horizon: int = 2                     # rollouts stop when the turn number reaches root turn + horizon
@@ -342,7 +344,12 @@ class Search:
                     return "ours", actions
                 game.apply(mover, actions[0])
                 continue
-            level = self.cfg.opponent_policy if in_tree and mover != self.seat else self.cfg.rollout_policy
+            if mover == self.seat:
+                level = self.cfg.rollout_policy
+            elif in_tree:
+                level = self.cfg.opponent_policy
+            else:
+                level = self.cfg.rollout_opponent_policy or self.cfg.rollout_policy
             game.apply(mover, self._policy(game, mover, level))
         return "stuck", []
 
@@ -823,7 +830,8 @@ class SearchPlayer:
         self.defer = spec.get("defer") or "Medium"
         if self.defer not in DIFFICULTIES:
             raise ValueError(f"defer must be one of {', '.join(DIFFICULTIES)}")
-        self.config: SearchConfig = spec.get("config") or SearchConfig()
+        self.config: SearchConfig = modelling(spec.get("config") or SearchConfig(), spec.get("opponent_model"))
+        self.opponent_model: str | None = spec.get("opponent_model")
         self.game_seconds: float | None = spec.get("game_seconds")
         self.defer_low: str | None = spec.get("defer_low")  # the cheaper AI once the bank is spent
         self.contest: str | None = spec.get("contest")      # search only where this level disagrees
@@ -909,6 +917,16 @@ class SearchPlayer:
         return strong
 
 
+def modelling(config: SearchConfig, opponent_level: str | None) -> SearchConfig:
+    """``config`` with the opponent modelled as the engine AI ``opponent_level`` (in the tree and in
+    rollouts) when the player knows which AI it faces, as the play page does; unchanged for None."""
+    if not opponent_level:
+        return config
+    if opponent_level not in DIFFICULTIES:
+        raise ValueError(f"opponent model must be one of {', '.join(DIFFICULTIES)}")
+    return dataclasses.replace(config, opponent_policy=opponent_level, rollout_opponent_policy=opponent_level)
+
+
 def level_spec(level: str) -> dict:
     spec = LEVELS[level]
     return {"algorithm": spec["algorithm"], "budget": spec["budget"].to_dict(), "workers": spec.get("workers", 1),
@@ -916,4 +934,10 @@ def level_spec(level: str) -> dict:
             "game_seconds": spec.get("game_seconds"), "config": {k: v for k, v in vars(spec.get("config") or SearchConfig()).items()}}
 
 
-_players.FACTORIES["search"] = lambda arg, seed: SearchPlayer(arg or "default", seed=seed)
+def _search_player(arg: str, seed: int) -> SearchPlayer:
+    """``search:<level>`` or ``search:<level>@<engine level>`` (the opponent is known to play that AI)."""
+    level, _, model = (arg or "default").partition("@")
+    return SearchPlayer(level or "default", seed=seed, opponent_model=model or None)
+
+
+_players.FACTORIES["search"] = _search_player

@@ -7,8 +7,8 @@ import pytest
 from gameplay.core.engine import EnginePanic, Game
 from gameplay.core.players import FACTORIES, make_player
 from gameplay.core.pruning import groups, prune_actions
-from gameplay.core.search import (ALGORITHMS, LEVELS, Budget, Recommendation, SearchConfig, SearchPlayer, recommend,
-                                  state_hash, win_probability)
+from gameplay.core.search import (ALGORITHMS, LEVELS, Budget, Recommendation, SearchConfig, SearchPlayer, modelling,
+                                  recommend, state_hash, win_probability)
 from tests.gameplay.conftest import deck_list
 
 # Cheap settings for tests: one-turn rollouts, no engine prior unless a test wants one.
@@ -278,6 +278,29 @@ def test_search_player_levels_and_registration(engine, midgame):
     broke = SearchPlayer("fast", seed=1, game_seconds=0.0, defer="VeryEasy")
     assert broke.choose(midgame, seat).key == midgame.ai_action(seat, "VeryEasy").key
     assert broke.stats["bank_empty"] == 1 and broke.stats["searched"] == 0
+
+
+def test_a_known_opponent_is_modelled_as_the_ai_it_is(midgame, monkeypatch):
+    seat = midgame.seat_to_act()
+    asked = []
+    original = Game.ai_action
+
+    def spy(self, who, difficulty="Medium"):
+        asked.append((who, difficulty))
+        return original(self, who, difficulty)
+
+    monkeypatch.setattr(Game, "ai_action", spy)
+    config = modelling(QUICK, "Easy")
+    assert (config.opponent_policy, config.rollout_opponent_policy, config.rollout_policy) == ("Easy", "Easy", "VeryEasy")
+    recommend(midgame, seat, budget=Budget(simulations=4), seed=1, config=config)
+    assert {d for who, d in asked if who != seat} == {"Easy"}  # the opponent, in the tree and in rollouts
+    assert {d for who, d in asked if who == seat} == {"VeryEasy"}  # our own rollout moves are unchanged
+    assert modelling(QUICK, None) is QUICK
+    with pytest.raises(ValueError):
+        modelling(QUICK, "Godlike")
+    player = make_player("search:fast@Medium", seed=1)
+    assert player.opponent_model == "Medium" and player.config.rollout_opponent_policy == "Medium"
+    assert make_player("search:fast", seed=1).config.rollout_opponent_policy is None
 
 
 def test_win_probability_is_a_squash():
