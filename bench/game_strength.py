@@ -88,13 +88,10 @@ def engine():
     return _ENGINE
 
 
-def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+def wilson(wins: float, n: int) -> tuple[float, float]:
+    from gameplay.core.gauntlet import wilson as core_wilson
+
+    return core_wilson(wins, n)[1:]
 
 
 def machine() -> dict:
@@ -237,6 +234,44 @@ def summarize(games: list[dict]) -> dict:
     return out
 
 
+def game_key(g: dict) -> tuple:
+    return (g["opponent"], g["seed"], tuple(g["decks"]), g["ours_seat"])
+
+
+def paired(games: list[dict], other: list[dict]) -> dict:
+    from gameplay.core.gauntlet import sign_test
+
+    """Game by game against another player's results on the same seeds, decks and seats: where the
+    results differ (flips), which way. Far more sensitive than comparing win rates, since the decks and
+    seats decide most games the same way for both."""
+    theirs = {game_key(g): g for g in other}
+    out = {}
+    for g in games:
+        t = theirs.get(game_key(g))
+        if t is None:
+            continue
+        e = out.setdefault(g["opponent"], {"games": 0, "ours_score": 0.0, "their_score": 0.0, "better": 0, "worse": 0})
+        e["games"] += 1
+        e["ours_score"] += g["score"]
+        e["their_score"] += t["score"]
+        e["better"] += g["score"] > t["score"]
+        e["worse"] += g["score"] < t["score"]
+    for e in out.values():
+        e["ours_win_rate"] = round(e.pop("ours_score") / e["games"], 4)
+        e["their_win_rate"] = round(e.pop("their_score") / e["games"], 4)
+        e["sign_test_p"] = round(sign_test(e["better"], e["worse"]), 4)
+    return out
+
+
+def paired_reports(games: list[dict], paths: list[str]) -> list[dict]:
+    reports = []
+    for path in paths:
+        other = json.loads(Path(path).read_text(encoding="utf-8"))
+        reports.append({"with": Path(path).name, "their_player": other.get("ours"),
+                        "by_opponent": paired(games, other.get("games") or [])})
+    return reports
+
+
 def svg(summary: dict, ours: str, baseline: dict | None = None) -> str:
     """Win rates with their intervals; ``baseline`` (another player's summary on the same seeds) as markers."""
     from drafts.core.plots import _new_figure, figure_bytes
@@ -281,29 +316,31 @@ def main() -> int:
                         help="merge with the games already in the output; games already there are not replayed")
     parser.add_argument("--model-opponent", action="store_true",
                         help="a search player models the engine opponent as the AI level it really is (search:<level>@<AI>)")
+    parser.add_argument("--paired-with", nargs="+", default=[], metavar="FILE",
+                        help="other results files on the same seeds: count the games whose result differs, each way")
     parser.add_argument("--redo", action="store_true", help="with --append: replay games already there")
     parser.add_argument("--output", default=str(RESULTS / "game_strength.json"))
     parser.add_argument("--replot", action="store_true", help="only re-summarize and re-plot the output file")
     args = parser.parse_args()
     if args.replot:
-        return replot(Path(args.output))
+        return replot(Path(args.output), args.paired_with)
 
     started = time.time()
     card_data_path()  # build once before the workers start
     jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions, args.model_opponent)
+    ours_name = args.ours + ("@opponent's AI" if args.model_opponent and args.ours.startswith("search") else "")
     out_path = Path(args.output)
     old = []
     this_command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
     previous_commands: list[str] = []
     if args.append and out_path.exists():
         previous = json.loads(out_path.read_text(encoding="utf-8"))
-        if previous.get("ours") == args.ours:
+        if previous.get("ours") == ours_name:
             old = previous.get("games", [])
             previous_commands = previous.get("commands") or [previous.get("command")]
     new: list[dict] = []
 
-    def key(g):
-        return (g["opponent"], g["seed"], tuple(g["decks"]), g["ours_seat"])
+    key = game_key
 
     if old and not args.redo:  # games already played (same pairing, seed, decks, seat) are kept
         done = {key(g) for g in old}
@@ -320,9 +357,11 @@ def main() -> int:
         level = args.ours.partition(":")[2] or "default"
         report = {"benchmark": "game_strength", "date": dt.datetime.now().isoformat(timespec="seconds"),
                   "command": this_command,
-                  "machine": machine(), "ours": args.ours,
+                  "machine": machine(), "ours": ours_name,
                   "level": search_mod.level_spec(level) if args.ours.startswith("search") and level in search_mod.LEVELS else None,
-                  "targets": TARGETS, "summary": summary, "games": games,
+                  "targets": TARGETS, "summary": summary,
+                  **({"paired": paired_reports(games, args.paired_with)} if args.paired_with else {}),
+                  "games": games,
                   "commands": (previous_commands + [this_command])[-20:],
                   "run_seconds": round(time.time() - started, 1)}
         out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -334,7 +373,7 @@ def main() -> int:
             baseline = None
             if baseline_path.exists() and baseline_path != out_path:
                 baseline = json.loads(baseline_path.read_text(encoding="utf-8"))
-            out_path.with_suffix(".svg").write_text(svg(summary, args.ours, baseline), encoding="utf-8")
+            out_path.with_suffix(".svg").write_text(svg(summary, ours_name, baseline), encoding="utf-8")
         return summary
 
     print(f"{len(jobs)} games ({args.ours} vs {', '.join(args.opponents)}) on {args.procs} processes", flush=True)
@@ -363,9 +402,11 @@ def main() -> int:
     return 0
 
 
-def replot(path: Path) -> int:
+def replot(path: Path, paired_with: list[str] | None = None) -> int:
     report = json.loads(path.read_text(encoding="utf-8"))
     report["summary"] = summarize(report["games"])
+    if paired_with:
+        report["paired"] = paired_reports(report["games"], paired_with)
     path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
     baseline_path = RESULTS / "game_strength_baseline.json"
     baseline = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.exists() and baseline_path != path else None

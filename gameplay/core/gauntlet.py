@@ -164,6 +164,17 @@ def wilson(successes: float, n: float, z: float = Z95) -> tuple[float | None, fl
     return p, max(0.0, centre - half), min(1.0, centre + half)
 
 
+def sign_test(better: int, worse: int) -> float:
+    """Two-sided exact p-value that two players' results, compared game by game on the same seeds,
+    differ only by chance: ``better`` and ``worse`` count the games whose result flipped each way
+    (McNemar's exact test; games with the same result say nothing either way)."""
+    n = better + worse
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(better, worse) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
 def _record(wins: int, losses: int, draws: int, z: float = Z95) -> dict:
     games = wins + losses + draws
     score = wins + draws / 2

@@ -34,6 +34,13 @@ def test_schedule_refuses_bad_input(n, k):
         core.schedule(n, k)
 
 
+def test_sign_test_counts_only_the_flips():
+    assert core.sign_test(0, 0) == 1.0 and core.sign_test(3, 3) == 1.0
+    assert core.sign_test(5, 2) == pytest.approx(2 * (1 + 7 + 21) / 128)  # 0.453
+    assert core.sign_test(2, 5) == core.sign_test(5, 2)
+    assert core.sign_test(10, 0) == pytest.approx(2 / 1024) and core.sign_test(10, 0) < 0.05
+
+
 def test_wilson_interval_matches_the_formula():
     rate, low, high = core.wilson(8, 10)
     assert rate == 0.8
