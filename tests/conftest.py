@@ -34,6 +34,41 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_session_left_on_the_test_database(django_db_setup, django_db_blocker):
+    """Services stack: before the test database is dropped, report which other sessions still hold it
+    (it cannot be dropped while one does), to var/test-db-sessions.log."""
+    yield
+    if os.environ.get("MTG_STACK", "embedded") != "services":
+        return
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cur:
+        cur.execute("SELECT pid, application_name, state, backend_start, left(query, 300) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        rows = cur.fetchall()
+    if rows:
+        (ROOT / "var").mkdir(exist_ok=True)
+        (ROOT / "var" / "test-db-sessions.log").write_text("\n".join(map(repr, rows)) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(autouse=True)
+def pod_connection_given_back():
+    """The pod sockets' database thread keeps its connections (POD_DB_CONN_MAX_AGE, services stack),
+    and so does every later database call on that thread: channels' session lookup for a game socket
+    too. Give them back after each test, or one stays open on the test database and it cannot be
+    dropped at the end of the run."""
+    yield
+    from django.conf import settings
+
+    if getattr(settings, "POD_DB_CONN_MAX_AGE", 0):
+        import asyncio
+
+        from drafts.consumers import _close_connections, pod_db
+
+        asyncio.run(pod_db(_close_connections)())
+
+
 @pytest.fixture(autouse=True)
 def _fresh_channel_layers():
     """Each test gets its own channel-layer instances. A channels_redis layer remembers the event loop

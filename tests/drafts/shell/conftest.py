@@ -60,18 +60,3 @@ def model_dir(settings, tmp_path):
     """Trained versions go to a temporary folder, never into the site's var/models."""
     settings.MTG_MODEL_DIR = tmp_path / "models"
     return settings.MTG_MODEL_DIR
-
-
-@pytest.fixture(autouse=True)
-def pod_connection_given_back():
-    """The pod sockets' database thread keeps its connection (POD_DB_CONN_MAX_AGE, services stack);
-    give it back after each test so none is left open on the test database."""
-    yield
-    from django.conf import settings
-
-    if getattr(settings, "POD_DB_CONN_MAX_AGE", 0):
-        import asyncio
-
-        from drafts.consumers import _close_connections, pod_db
-
-        asyncio.run(pod_db(_close_connections)())
