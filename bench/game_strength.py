@@ -239,11 +239,11 @@ def game_key(g: dict) -> tuple:
 
 
 def paired(games: list[dict], other: list[dict]) -> dict:
-    from gameplay.core.gauntlet import sign_test
-
     """Game by game against another player's results on the same seeds, decks and seats: where the
     results differ (flips), which way. Far more sensitive than comparing win rates, since the decks and
     seats decide most games the same way for both."""
+    from gameplay.core.gauntlet import sign_test
+
     theirs = {game_key(g): g for g in other}
     out = {}
     for g in games:
@@ -322,13 +322,15 @@ def main() -> int:
     parser.add_argument("--output", default=str(RESULTS / "game_strength.json"))
     parser.add_argument("--replot", action="store_true", help="only re-summarize and re-plot the output file")
     args = parser.parse_args()
+    if args.model_opponent and not args.ours.startswith("search"):
+        parser.error("--model-opponent needs a search player (--ours search:<level>)")
     if args.replot:
         return replot(Path(args.output), args.paired_with)
 
     started = time.time()
     card_data_path()  # build once before the workers start
     jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions, args.model_opponent)
-    ours_name = args.ours + ("@opponent's AI" if args.model_opponent and args.ours.startswith("search") else "")
+    ours_name = args.ours + ("@opponent's AI" if args.model_opponent else "")
     out_path = Path(args.output)
     old = []
     this_command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
@@ -340,15 +342,13 @@ def main() -> int:
             previous_commands = previous.get("commands") or [previous.get("command")]
     new: list[dict] = []
 
-    key = game_key
-
     if old and not args.redo:  # games already played (same pairing, seed, decks, seat) are kept
-        done = {key(g) for g in old}
-        jobs = [j for j in jobs if key(j) not in done]
+        done = {game_key(g) for g in old}
+        jobs = [j for j in jobs if game_key(j) not in done]
 
     def write():
-        merged = {key(g): g for g in old}
-        merged.update({key(g): g for g in new})
+        merged = {game_key(g): g for g in old}
+        merged.update({game_key(g): g for g in new})
         games = sorted(merged.values(), key=lambda g: (OPPONENTS.index(g["opponent"]) if g["opponent"] in OPPONENTS else 99,
                                                        g["seed"], g["ours_seat"]))
         summary = summarize(games)

@@ -31,12 +31,12 @@ Pure: no Django. Used by the advisor (streams ``on_progress``), the play page's 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import random
 import time
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -919,7 +919,9 @@ class SearchPlayer:
 
 def modelling(config: SearchConfig, opponent_level: str | None) -> SearchConfig:
     """``config`` with the opponent modelled as the engine AI ``opponent_level`` (in the tree and in
-    rollouts) when the player knows which AI it faces, as the play page does; unchanged for None."""
+    rollouts), for a player that knows which AI it faces (``search:<level>@<AI>``); unchanged for None.
+    Measured against Medium it was not stronger at the default budget (bench/README.md), so the
+    advisor does not use it."""
     if not opponent_level:
         return config
     if opponent_level not in DIFFICULTIES:

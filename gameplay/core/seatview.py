@@ -89,17 +89,17 @@ def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str]
     player numbers read "you" / "the AI"."""
     names = names or set()
 
-    def _redact(text, names):
+    def _redact(text):
         text = redact_names(str(text), names)
         return humanize(text, seat) if seat is not None else text
 
     action = rec.action
     out = {
-        "action": {"key": action.key, "type": action.kind, "label": _redact(action.label, names)},
-        "line": [_redact(str(s), names) for s in (rec.line or [])],
+        "action": {"key": action.key, "type": action.kind, "label": _redact(action.label)},
+        "line": [_redact(s) for s in (rec.line or [])],
         "win_estimate": None if rec.win_estimate is None else round(float(rec.win_estimate), 4),
         "alternatives": [
-            {"label": _redact(str(a.get("label", "")), names), "key": a.get("key"),
+            {"label": _redact(a.get("label", "")), "key": a.get("key"),
              "visits": a.get("visits"), "value": None if a.get("value") is None else round(float(a["value"]), 4)}
             for a in (rec.alternatives or [])],
         "simulations": rec.simulations, "elapsed": round(float(rec.elapsed or 0), 3),
