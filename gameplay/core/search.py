@@ -48,7 +48,7 @@ from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 ALGORITHMS = ("flat", "mcts", "minimax")
 
 # evaluate_state(seat) -> P(win): a logistic fit of the engine's evaluation at the start of each
-# turn against the game's winner (bench/game_speed.py --calibrate re-measures it).
+# turn against the game's winner (bench/eval_quality.py re-fits it: ``fitted_scale``).
 EVAL_SCALE = 8.0
 
 # Engine errors that cost one simulation, never the search. A Rust panic arrives as EnginePanic
@@ -100,6 +100,7 @@ class SearchConfig:
     progress_seconds: float = 0.25       # on_progress at least this often ...
     progress_simulations: int = 4        # ... or every this many simulations
     max_steps: int = 800                 # a rollout longer than this many decisions is cut
+    rescue_policy: str | None = None     # the AI that takes over a seat whose cheap policy stalls (see _policy)
 
 
 @dataclass
@@ -177,6 +178,23 @@ def state_hash(state: dict) -> str:
         objs[oid] = {k: v for k, v in obj.items() if not k.startswith(_STATIC_OBJECT_KEYS)}
     raw = json.dumps([top, objs], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
+
+
+_MAIN_PHASES = {"PreCombatMain", "PostCombatMain"}
+_STALLING = {"VeryEasy", "Easy"}  # the engine AIs seen stuck passing (bench/README.md)
+
+
+def stalls(game: Game, seat: int, action: Action) -> bool:
+    """Whether ``action`` passes on ``seat``'s own main phase, with nothing on the stack, while a
+    land could be played: almost never right, and the mark of an engine AI stuck passing."""
+    if action.kind != "PassPriority" or game.phase not in _MAIN_PHASES:
+        return False
+    try:
+        if game.active_player() != seat or game.stack_size():
+            return False
+        return any(a.kind == "PlayLand" for a in game.legal_actions(seat))
+    except _SIM_ERRORS:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +287,7 @@ class Search:
         self.finalists: list[_Edge] | None = None
         self.edges: list[_Edge] = []
         self.extra_stats: dict = {}
+        self._rescued: set[int] = set()  # seats the rescue policy plays in the current simulation
 
     # -- budget and progress -------------------------------------------------------------
     def elapsed(self) -> float:
@@ -296,11 +315,21 @@ class Search:
         return self.dets[k]
 
     def load(self, k: int) -> Game:
+        self._rescued.clear()  # a new simulation: no seat has stalled in it yet
         return self.engine.load(self.det(k))
 
     # -- playing moves ---------------------------------------------------------------------
     def _policy(self, game: Game, seat: int, level: str) -> Action:
+        rescue = self.cfg.rescue_policy
+        if rescue and seat in self._rescued:
+            level = rescue
         action = game.ai_action(seat, level)
+        if rescue and level in _STALLING and action is not None and stalls(game, seat, action):
+            # the cheap AIs sometimes pass every priority for the rest of a game (their random
+            # draw repeats while the game's RNG stands still), which turns a rollout into noise;
+            # a land left in hand on its own main phase gives it away, and the seat is handed over
+            self._rescued.add(seat)
+            action = game.ai_action(seat, rescue)
         if action is None:
             actions = game.legal_actions(seat)
             if not actions:
@@ -785,8 +814,6 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
 
 # ---------------------------------------------------------------------------------------------
 # A player that searches
-
-_MAIN_PHASES = {"PreCombatMain", "PostCombatMain"}
 
 
 def worth_searching(game: Game, seat: int, prompt: dict | None = None) -> bool:

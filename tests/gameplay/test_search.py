@@ -7,8 +7,8 @@ import pytest
 from gameplay.core.engine import EnginePanic, Game
 from gameplay.core.players import FACTORIES, make_player
 from gameplay.core.pruning import groups, prune_actions
-from gameplay.core.search import (ALGORITHMS, LEVELS, Budget, Recommendation, SearchConfig, SearchPlayer, modelling,
-                                  recommend, state_hash, win_probability)
+from gameplay.core.search import (ALGORITHMS, LEVELS, Budget, Recommendation, Search, SearchConfig, SearchPlayer,
+                                  modelling, recommend, stalls, state_hash, win_probability)
 from tests.gameplay.conftest import deck_list
 
 # Cheap settings for tests: one-turn rollouts, no engine prior unless a test wants one.
@@ -313,3 +313,51 @@ def test_same_seed_same_answer(midgame):
     a = recommend(midgame, seat, budget=Budget(simulations=3), seed=4, config=QUICK)
     b = recommend(midgame, seat, budget=Budget(simulations=3), seed=4, config=QUICK)
     assert a.action.key == b.action.key and [x["value"] for x in a.alternatives] == [x["value"] for x in b.alternatives]
+
+
+@pytest.fixture()
+def stuck_game(engine):
+    """A real game in which the engine's Easy AI passes every priority (seed 3, dimir vs mono-red):
+    seat 0's first main phase, a land in hand."""
+    game = engine.new_game(deck_list("dimir_terror"), deck_list("mono_red_aggro"), seed=3)
+    return drive(game, lambda g, seat, actions: g.phase == "PreCombatMain" and seat == 0 and g.active_player() == 0)
+
+
+def test_a_pass_with_a_land_in_hand_on_ones_own_main_phase_stalls(stuck_game):
+    actions = stuck_game.legal_actions(0)
+    passing = next(a for a in actions if a.kind == "PassPriority")
+    land = next(a for a in actions if a.kind == "PlayLand")
+    assert stalls(stuck_game, 0, passing)
+    assert not stalls(stuck_game, 0, land)
+    stuck_game.apply(0, land)  # the land drop is used: passing now is a choice, not a stall
+    again = next(a for a in stuck_game.legal_actions(0) if a.kind == "PassPriority")
+    assert not stalls(stuck_game, 0, again)
+
+
+def test_a_stalled_cheap_policy_is_handed_to_the_rescue_ai(stuck_game, monkeypatch):
+    assert stuck_game.ai_action(0, "Easy").kind == "PassPriority"  # the engine's Easy AI is stuck here
+    plain = Search(stuck_game, 0, config=QUICK)
+    assert plain._policy(stuck_game, 0, "Easy").kind == "PassPriority"
+
+    asked = []
+    original = Game.ai_action
+
+    def spy(self, who, difficulty="Medium"):
+        asked.append(difficulty)
+        return original(self, who, difficulty)
+
+    monkeypatch.setattr(Game, "ai_action", spy)
+    rescued = Search(stuck_game, 0, config=SearchConfig(**{**vars(QUICK), "rescue_policy": "Medium"}))
+    assert rescued._policy(stuck_game, 0, "Easy").kind != "PassPriority"
+    assert asked == ["Easy", "Medium"]
+    asked.clear()
+    rescued._policy(stuck_game, 0, "Easy")  # the seat stays rescued for the rest of the simulation ...
+    assert asked == ["Medium"]
+    asked.clear()
+    rescued.load(0)  # ... and a new simulation starts with the cheap policy again
+    rescued._policy(stuck_game, 0, "Easy")
+    assert asked[0] == "Easy"
+    asked.clear()
+    rescued.load(0)
+    rescued._policy(stuck_game, 0, "VeryHard")  # only the cheap AIs are watched
+    assert asked == ["VeryHard"]
