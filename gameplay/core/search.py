@@ -102,6 +102,13 @@ class SearchConfig:
     max_steps: int = 800                 # a rollout longer than this many decisions is cut
     rescue_policy: str | None = None     # the AI that takes over a seat whose cheap policy stalls (see _policy)
 
+    def __post_init__(self):
+        # a misspelt AI would otherwise fail inside every simulation, each dropped without a word
+        for name in ("rollout_policy", "opponent_policy", "rollout_opponent_policy", "prior_level", "rescue_policy"):
+            value = getattr(self, name)
+            if value is not None and value not in DIFFICULTIES:
+                raise ValueError(f"{name} must be one of {', '.join(DIFFICULTIES)}, not {value!r}")
+
 
 @dataclass
 class Recommendation:
@@ -325,9 +332,9 @@ class Search:
             level = rescue
         action = game.ai_action(seat, level)
         if rescue and level in _STALLING and action is not None and stalls(game, seat, action):
-            # the cheap AIs sometimes pass every priority for the rest of a game (their random
-            # draw repeats while the game's RNG stands still), which turns a rollout into noise;
-            # a land left in hand on its own main phase gives it away, and the seat is handed over
+            # the cheap AIs sometimes pass every priority for the rest of a game, which turns a
+            # rollout into noise; a land left in hand on its own main phase gives it away, and the
+            # seat is handed over for the rest of this simulation
             self._rescued.add(seat)
             action = game.ai_action(seat, rescue)
         if action is None:

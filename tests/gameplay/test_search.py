@@ -361,3 +361,10 @@ def test_a_stalled_cheap_policy_is_handed_to_the_rescue_ai(stuck_game, monkeypat
     rescued.load(0)
     rescued._policy(stuck_game, 0, "VeryHard")  # only the cheap AIs are watched
     assert asked == ["VeryHard"]
+
+
+def test_a_config_naming_an_unknown_ai_is_refused():
+    for field in ("rollout_policy", "opponent_policy", "rollout_opponent_policy", "prior_level", "rescue_policy"):
+        with pytest.raises(ValueError, match=field):
+            SearchConfig(**{field: "Medum"})
+    assert SearchConfig(prior_level=None, rescue_policy=None).rescue_policy is None
