@@ -72,8 +72,7 @@ def fit_scale(values_and_wins, grid=None) -> float:
 
 
 def play_one(job: dict) -> list[dict]:
-    """One engine-vs-engine game; every turn start scored the four ways (runs in a worker)."""
-    from gameplay.core.engine import GAME_OVER
+    """One engine-vs-engine game; every turn start scored every way (runs in a worker)."""
     from gameplay.core.search import Search, SearchConfig, win_probability
 
     decks = gs.sample_decks()
@@ -91,11 +90,13 @@ def play_one(job: dict) -> list[dict]:
             me = game.active_player()
             row = {"turn": game.turn, "seat": me, "static_value": game.evaluate(me)}
             det_seed = rng.randrange(2 ** 31)
+            state = game.state()  # one snapshot; each search re-deals its own copy of it
             for name, cfg in ROLLOUTS.items():
-                search = Search(game, me, config=SearchConfig(prior_level=None, **cfg), seed=det_seed, actions=[])
+                search = Search(game, me, config=SearchConfig(prior_level=None, **cfg), seed=det_seed, actions=[],
+                                state=state)
                 c = time.process_time()
                 try:
-                    copy = search.load(0)  # same determinization and engine seed for both policies
+                    copy = search.load(0)  # the same determinization and engine seed for every rollout
                     row[name] = search.rollout(copy)
                 except Exception as exc:  # noqa: BLE001 - an engine error costs this estimate only
                     row[name] = None
@@ -110,8 +111,7 @@ def play_one(job: dict) -> list[dict]:
         action = game.ai_action(seat, job["level"]) or game.legal_actions(seat)[0]
         game.apply(seat, action)
         decisions += 1
-    prompt = game.prompt()
-    winner = (prompt.get("data") or {}).get("winner") if prompt.get("type") == GAME_OVER else None
+    winner = (game.result() or {}).get("winner")
     for row in rows:
         row["won"] = None if winner is None else int(winner == row["seat"])
     return rows
