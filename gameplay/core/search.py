@@ -41,11 +41,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gameplay.core import players as _players
+from gameplay.core import value as _value
 from gameplay.core.engine import (DIFFICULTIES, GAME_OVER, Action, EngineError, Game, IllegalAction, _seats_of,
                                   determinize)
 from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 
 ALGORITHMS = ("flat", "mcts", "minimax")
+LEAVES = ("engine", "learned")
 
 # evaluate_state(seat) -> P(win): a logistic fit of the engine's evaluation at the start of each
 # turn against the game's winner (bench/eval_quality.py re-fits it: ``fitted_scale``).
@@ -101,8 +103,12 @@ class SearchConfig:
     progress_simulations: int = 4        # ... or every this many simulations
     max_steps: int = 800                 # a rollout longer than this many decisions is cut
     rescue_policy: str | None = None     # the AI that takes over a seat whose cheap policy stalls (see _policy)
+    leaf: str = "engine"                 # what scores a cut rollout: "engine" (its evaluation, squashed) or
+                                         # "learned" (gameplay.core.value's model; bench/eval_quality.py)
 
     def __post_init__(self):
+        if self.leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {', '.join(LEAVES)}, not {self.leaf!r}")
         # a misspelt AI would otherwise fail inside every simulation, each dropped without a word
         for name in ("rollout_policy", "opponent_policy", "rollout_opponent_policy", "prior_level", "rescue_policy"):
             value = getattr(self, name)
@@ -141,6 +147,13 @@ LEVELS: dict[str, dict] = {
                 "contest": "Medium", "game_seconds": 70.0, "defer_low": "Medium",
                 "config": SearchConfig(prior_level="VeryHard", determinizations=6, horizon=2, keep_margin=0.03,
                                        min_visits=3, root_finalists=2, max_candidates=4)},
+    # default with one-turn rollouts scored by the learned value model (gameplay.core.value): it predicts
+    # the winner twice as well, yet was not stronger against Medium (bench/README.md), so default keeps
+    # the engine's evaluation
+    "learned": {"algorithm": "mcts", "budget": Budget(seconds=8.0, simulations=20), "workers": 1, "defer": "VeryHard",
+                "contest": "Medium", "game_seconds": 70.0, "defer_low": "Medium",
+                "config": SearchConfig(prior_level="VeryHard", determinizations=6, horizon=1, keep_margin=0.03,
+                                       min_visits=3, root_finalists=2, max_candidates=4, leaf="learned")},
     "strong": {"algorithm": "mcts", "budget": Budget(seconds=10.0, simulations=48), "workers": 2, "defer": "VeryHard",
                "game_seconds": None,
                "config": SearchConfig(prior_level="VeryHard", determinizations=8, horizon=2, keep_margin=0.02,
@@ -353,7 +366,12 @@ class Search:
 
     def value(self, game: Game) -> float:
         done = self._outcome(game)
-        return done if done is not None else win_probability(game.evaluate(self.seat))
+        if done is not None:
+            return done
+        if self.cfg.leaf == "learned":
+            return _value.default_model().win_probability(game.state(), self.seat, game.evaluate(self.seat),
+                                                          game.evaluate(1 - self.seat))
+        return win_probability(game.evaluate(self.seat))
 
     def advance(self, game: Game, *, in_tree: bool) -> tuple[str, list[Action]]:
         """Play forced actions and the other seat's moves until our next real choice.

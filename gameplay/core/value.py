@@ -1,0 +1,355 @@
+"""A learned value of a position: P(``seat`` wins) from what is on the table, in well under a millisecond.
+
+The engine's own evaluation, squashed by ``EVAL_SCALE``, predicts the winner of a game little
+better than a coin late in a game, and a two-turn rollout barely improves on it at 50,000x the cost
+(``bench/eval_quality.py``). This module is the alternative the search can score a leaf with:
+
+- ``features(state, seat, evaluation)``: a fixed-length description of the position from ``seat``'s
+  side, read from the engine's state JSON: for each side life, cards in hand, library and graveyard,
+  lands, creatures and their power and toughness (evasive power apart), other permanents, and what
+  is left of its deck (hand + library: share of lands and creatures, creatures' mean power, mean
+  mana value); then the turn, who is on the play, whose turn it is, and the engine's evaluation.
+  The deck composition lets the model learn the matchup, which decides most games between these
+  decks; the rest places the position within it.
+- ``ValueModel``: a small multilayer perceptron over those features (numpy at inference, trained
+  with torch by ``fit``), stored as safetensors with the feature names and the normalisation in
+  its metadata. ``predict`` is antisymmetric by construction: it averages the model's view from
+  ``seat`` with one minus its view from the opponent, so both seats' estimates sum to one.
+
+Trained on self-play positions by ``gameplay/management/commands/train_game_value.py``; measured
+against the static evaluation and rollouts by ``bench/eval_quality.py``. Pure: no Django.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = "game-value-v1"
+# the shipped model (trained by ``manage.py train_game_value``); MTG_GAME_VALUE_WEIGHTS points elsewhere
+DEFAULT_WEIGHTS = Path(__file__).resolve().parents[1] / "weights" / "game_value.safetensors"
+EVASIVE = frozenset({"Flying", "Menace", "Shadow", "Fear", "Intimidate", "Skulk", "Horsemanship"})
+
+_SIDE = ("life", "poison", "hand", "library", "graveyard", "lands", "creatures", "power", "toughness",
+         "evasive_power", "other_permanents", "hand_lands", "deck_land_share", "deck_creature_share",
+         "deck_creature_power", "deck_mana_value")
+FEATURES = tuple(f"me_{n}" for n in _SIDE) + tuple(f"opp_{n}" for n in _SIDE) + (
+    "turn", "on_play", "my_turn", "evaluation")
+
+
+class ValueModelError(ValueError):
+    """A weights file that is not a value model of this format (corrupt, wrong shapes, wrong features)."""
+
+
+def _mana_value(obj: dict) -> int:
+    cost = obj.get("mana_cost") or {}
+    if cost.get("type") != "Cost":
+        return 0
+    return int(cost.get("generic") or 0) + len(cost.get("shards") or [])
+
+
+def _types(obj: dict) -> list:
+    return (obj.get("card_types") or {}).get("core_types") or []
+
+
+def _num(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _side(st: dict, player: dict) -> list[float]:
+    objects = st.get("objects") or {}
+    pid = player.get("id")
+
+    def obj(oid) -> dict:
+        return objects.get(str(oid)) or {}
+
+    lands = creatures = others = 0
+    power = toughness = evasive = 0.0
+    for oid in st.get("battlefield") or []:
+        o = obj(oid)
+        if o.get("controller") != pid:
+            continue
+        types = _types(o)
+        if "Creature" in types:
+            creatures += 1
+            p = max(0.0, _num(o.get("power")))
+            power += p
+            toughness += max(0.0, _num(o.get("toughness")) - _num(o.get("damage_marked")))
+            if any(isinstance(k, str) and k in EVASIVE for k in o.get("keywords") or []):
+                evasive += p
+        elif "Land" in types:
+            lands += 1
+        else:
+            others += 1
+    hand = [obj(o) for o in player.get("hand") or []]
+    deck = hand + [obj(o) for o in player.get("library") or []]
+    deck_creatures = [o for o in deck if "Creature" in _types(o)]
+    deck_spells = [o for o in deck if "Land" not in _types(o)]
+    n = max(1, len(deck))
+    return [
+        _num(player.get("life")) / 20, _num(player.get("poison_counters")) / 10, len(hand) / 7,
+        len(player.get("library") or []) / 40, len(player.get("graveyard") or []) / 20,
+        lands / 10, creatures / 5, power / 10, toughness / 10, evasive / 10, others / 5,
+        sum("Land" in _types(o) for o in hand) / 7,
+        (len(deck) - len(deck_spells)) / n, len(deck_creatures) / n,
+        sum(max(0.0, _num(o.get("power"))) for o in deck_creatures) / max(1, len(deck_creatures)) / 4,
+        sum(_mana_value(o) for o in deck_spells) / max(1, len(deck_spells)) / 4,
+    ]
+
+
+def features(state: dict, seat: int, evaluation: float = 0.0) -> list[float]:
+    """The position from ``seat``'s side (``FEATURES`` order). ``state`` is the engine's state JSON
+    (``Game.state()``, or its inner ``state``); ``evaluation`` is ``Game.evaluate(seat)``."""
+    st = state.get("state", state)
+    players = {p.get("id"): p for p in st.get("players") or []}
+    if seat not in players or len(players) != 2:
+        raise ValueError(f"the state has no two-player game with seat {seat}")
+    other = next(pid for pid in players if pid != seat)
+    return (_side(st, players[seat]) + _side(st, players[other]) + [
+        _num(st.get("turn_number")) / 20,
+        1.0 if st.get("current_starting_player") == seat else 0.0,
+        1.0 if st.get("active_player") == seat else 0.0,
+        max(-3.0, min(3.0, _num(evaluation) / 10)),
+    ])
+
+
+def swap_sides(row: list[float], evaluation_other: float | None = None) -> list[float]:
+    """The same position's features from the other seat's side (the engine's evaluation is not
+    antisymmetric, so the other seat's own evaluation is passed when known)."""
+    k = len(_SIDE)
+    ev = row[-1] * -1 if evaluation_other is None else max(-3.0, min(3.0, evaluation_other / 10))
+    return row[k:2 * k] + row[:k] + [row[2 * k], 1.0 - row[2 * k + 1], 1.0 - row[2 * k + 2], ev]
+
+
+@dataclass
+class ValueModel:
+    """An MLP over ``FEATURES`` (standardised by ``mean``/``std``) ending in one logit."""
+
+    layers: list[tuple[np.ndarray, np.ndarray]]  # (weight [out, in], bias [out]) per layer, ReLU between
+    mean: np.ndarray
+    std: np.ndarray
+    info: dict
+
+    def logits(self, rows: np.ndarray) -> np.ndarray:
+        x = (np.asarray(rows, dtype=np.float64) - self.mean) / self.std
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w.T + b
+            if i < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x[:, 0]
+
+    def probability(self, rows) -> np.ndarray:
+        z = np.clip(self.logits(np.atleast_2d(rows)), -30, 30)
+        return 1.0 / (1.0 + np.exp(-z))
+
+    def predict(self, mine: list[float], theirs: list[float]) -> float:
+        """P(win) for the side ``mine`` describes, antisymmetric: the mean of its view and one minus
+        the other side's view (``theirs``: the same position from the opponent's seat)."""
+        p = self.probability(np.array([mine, theirs]))
+        return float(0.5 * (p[0] + 1.0 - p[1]))
+
+    def win_probability(self, state: dict, seat: int, evaluation: float, evaluation_other: float) -> float:
+        mine = features(state, seat, evaluation)
+        return self.predict(mine, swap_sides(mine, evaluation_other))
+
+    # -- files -------------------------------------------------------------------------------
+    def save(self, path: str | Path):
+        from safetensors.numpy import save_file
+
+        tensors = {"mean": self.mean.astype(np.float32), "std": self.std.astype(np.float32)}
+        for i, (w, b) in enumerate(self.layers):
+            tensors[f"layer{i}.weight"] = w.astype(np.float32)
+            tensors[f"layer{i}.bias"] = b.astype(np.float32)
+        meta = {"format": FORMAT, "features": json.dumps(list(FEATURES)), "info": json.dumps(self.info)}
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        save_file(tensors, str(path), metadata=meta)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ValueModel":
+        from safetensors import SafetensorError
+        from safetensors.numpy import load_file
+
+        path = Path(path)
+        try:
+            tensors = load_file(str(path))
+            with open(path, "rb") as fh:
+                header_len = int.from_bytes(fh.read(8), "little")
+                meta = json.loads(fh.read(header_len)).get("__metadata__") or {}
+        except (OSError, SafetensorError, ValueError) as exc:
+            raise ValueModelError(f"{path.name} is not a readable safetensors file: {exc}") from None
+        if meta.get("format") != FORMAT:
+            raise ValueModelError(f"{path.name} is not a {FORMAT} model (format {meta.get('format')!r})")
+        try:
+            names = json.loads(meta.get("features") or "[]")
+            info = json.loads(meta.get("info") or "{}")
+        except ValueError:
+            raise ValueModelError(f"{path.name} has unreadable metadata") from None
+        if names != list(FEATURES):
+            raise ValueModelError(f"{path.name} was trained on other features than this code computes")
+        layers, i, width = [], 0, len(FEATURES)
+        while f"layer{i}.weight" in tensors:
+            w, b = tensors[f"layer{i}.weight"].astype(np.float64), tensors.get(f"layer{i}.bias")
+            if w.ndim != 2 or w.shape[1] != width or b is None or b.shape != (w.shape[0],):
+                raise ValueModelError(f"{path.name}: layer {i} has the wrong shape")
+            layers.append((w, b.astype(np.float64)))
+            width, i = w.shape[0], i + 1
+        if not layers or width != 1:
+            raise ValueModelError(f"{path.name} has no layers ending in one output")
+        mean, std = tensors.get("mean"), tensors.get("std")
+        if mean is None or std is None or mean.shape != (len(FEATURES),) or std.shape != (len(FEATURES),):
+            raise ValueModelError(f"{path.name} lacks the feature normalisation")
+        finite = all(np.all(np.isfinite(t)) for t in (mean, std, *(t for layer in layers for t in layer)))
+        if not (finite and np.all(std > 0)):
+            raise ValueModelError(f"{path.name} holds non-finite or zero-scale weights")
+        return cls(layers, mean.astype(np.float64), std.astype(np.float64), info)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached(path: str, mtime: float) -> ValueModel:
+    return ValueModel.load(path)
+
+
+def default_model() -> ValueModel:
+    """The model at ``MTG_GAME_VALUE_WEIGHTS`` or ``DEFAULT_WEIGHTS``, loaded once per process (again
+    when the file changes)."""
+    path = Path(os.environ.get("MTG_GAME_VALUE_WEIGHTS") or DEFAULT_WEIGHTS)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        raise ValueModelError(f"no game value model at {path} (train one: manage.py train_game_value)") from None
+    return _cached(str(path), mtime)
+
+
+def position_estimate(engine, state: dict, seat: int, rng, *, determinizations: int = 4) -> float | None:
+    """P(``seat`` wins) of a position by the default model, without peeking: the mean over
+    ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt
+    from what ``seat`` cannot see. None when no model is installed or the engine cannot load a copy.
+    About 40 ms a copy (the load dominates)."""
+    from gameplay.core.engine import EngineError, determinize
+
+    try:
+        model = default_model()
+    except ValueModelError:
+        return None
+    total = 0.0
+    try:
+        for _ in range(max(1, determinizations)):
+            copy = determinize(state, seat, rng)
+            game = engine.load(copy)
+            total += model.win_probability(copy, seat, game.evaluate(seat), game.evaluate(1 - seat))
+    except (EngineError, ValueError, KeyError, TypeError):
+        return None
+    return total / max(1, determinizations)
+
+
+def fit(rows: list[list[float]], wins: list[int], *, hidden: tuple[int, ...] = (32,), epochs: int = 300,
+        weight_decay: float = 1e-2, lr: float = 0.003, seed: int = 0, groups: list | None = None,
+        valid_share: float = 0.15) -> ValueModel:
+    """Train the MLP with torch (full-batch Adam, binary cross-entropy). ``groups`` (one per row, e.g.
+    the game it came from) keeps all positions of a game on one side of the validation split; the
+    epoch with the best validation loss is kept."""
+    import torch
+
+    x = np.asarray(rows, dtype=np.float64)
+    y = np.asarray(wins, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != len(FEATURES) or len(y) != len(x) or len(x) < 10:
+        raise ValueError("fit needs at least 10 rows of len(FEATURES) features and one label each")
+    rng = np.random.default_rng(seed)
+    keys = np.asarray(groups if groups is not None else np.arange(len(x)))
+    unique = rng.permutation(np.unique(keys))
+    held = set(unique[: max(1, int(len(unique) * valid_share))].tolist())
+    valid = np.array([k in held for k in keys.tolist()])
+    mean = x[~valid].mean(axis=0)
+    std = x[~valid].std(axis=0)
+    std[std < 1e-6] = 1.0
+    torch.manual_seed(seed)
+    sizes = (len(FEATURES), *hidden, 1)
+    net = torch.nn.Sequential(*[m for i in range(len(sizes) - 1) for m in
+                                ([torch.nn.Linear(sizes[i], sizes[i + 1])] +
+                                 ([torch.nn.ReLU()] if i < len(sizes) - 2 else []))])
+    xt = torch.tensor((x - mean) / std, dtype=torch.float32)
+    yt = torch.tensor(y, dtype=torch.float32)
+    tr, va = torch.tensor(~valid), torch.tensor(valid)
+    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    best, best_state, best_epoch = math.inf, None, 0
+    for epoch in range(epochs):
+        net.train()
+        opt.zero_grad()
+        loss = loss_fn(net(xt[tr])[:, 0], yt[tr])
+        loss.backward()
+        opt.step()
+        net.eval()
+        with torch.no_grad():
+            v = loss_fn(net(xt[va])[:, 0], yt[va]).item() if va.any() else loss.item()
+        if v < best:
+            best, best_epoch = v, epoch
+            best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
+    net.load_state_dict(best_state)
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    layers = [(m.weight.detach().double().numpy(), m.bias.detach().double().numpy()) for m in linears]
+    info = {"rows": int(len(x)), "valid_rows": int(valid.sum()), "valid_log_loss": round(best, 4),
+            "best_epoch": best_epoch, "hidden": list(hidden), "epochs": epochs, "weight_decay": weight_decay}
+    return ValueModel(layers, mean, std, info)
+
+
+# ---------------------------------------------------------------------------------------------
+# Training data: positions of engine-vs-engine games, from both seats, labelled with the winner
+
+RECORD_PHASES = ("PreCombatMain", "PostCombatMain")
+
+
+def self_play_rows(engine, deck_a: list[str], deck_b: list[str], *, seed: int, levels=("Medium", "Medium"),
+                   max_decisions: int = 3000) -> list[dict]:
+    """Play one game between the engine AIs ``levels`` and return a row per recorded position and
+    seat: ``{"x": features, "won": 1/0, "turn", "seat", "phase"}`` (none when the game is drawn or
+    cut). From turn 2 on, a position is recorded at the first priority of each turn (where a cut
+    rollout is scored) and of each main phase."""
+    game = engine.new_game(deck_a, deck_b, seed=seed)
+    rows, seen = [], set()
+    for _ in range(max_decisions):
+        if game.is_over():
+            break
+        seat = game.seat_to_act()
+        if seat is None:
+            break
+        if game.turn >= 2 and game.prompt().get("type") == "Priority":
+            keys = [k for k in ((game.turn, "start"), (game.turn, game.phase))
+                    if k not in seen and (k[1] == "start" or k[1] in RECORD_PHASES)]
+            if keys:
+                seen.update(keys)
+                state = game.state()
+                evals = {s: game.evaluate(s) for s in (0, 1)}
+                for s in (0, 1):
+                    rows.append({"x": features(state, s, evals[s]), "seat": s, "turn": game.turn, "phase": game.phase})
+        action = game.ai_action(seat, levels[seat]) or game.legal_actions(seat)[0]
+        game.apply(seat, action)
+    winner = (game.result() or {}).get("winner") if game.is_over() else None
+    if winner is None:
+        return []
+    for row in rows:
+        row["won"] = int(row["seat"] == winner)
+    return rows
+
+
+def pool_rows(job: dict) -> tuple[int, list[dict], str | None]:
+    """One self-play game in a process pool whose initializer is ``gauntlet.pool_init`` (it builds the
+    engine); ``job``: index, seed, names, levels, deck0, deck1. An engine failure costs this game only."""
+    from gameplay.core import gauntlet
+
+    try:
+        rows = self_play_rows(gauntlet._pool_engine, job["deck0"], job["deck1"], seed=job["seed"],
+                              levels=tuple(job["levels"]))
+    except Exception as exc:  # noqa: BLE001
+        return job["index"], [], f"{type(exc).__name__}: {str(exc)[:200]}"
+    for row in rows:
+        row.update(game=job["index"], seed=job["seed"], decks=job["names"], levels=job["levels"])
+    return job["index"], rows, None
