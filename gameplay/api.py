@@ -63,7 +63,10 @@ class AdviceActionSerializer(serializers.Serializer):
 class RecommendationSerializer(serializers.Serializer):
     action = AdviceActionSerializer()
     line = serializers.ListField(child=serializers.CharField(), help_text="the expected line, this action first")
-    win_estimate = serializers.FloatField(help_text="0..1 for the seat")
+    win_estimate = serializers.FloatField(help_text="0..1 for the seat: the search's value of the recommended action")
+    position_estimate = serializers.FloatField(
+        allow_null=True, help_text="0..1 for the seat: the learned value model's P(win) of the position, averaged over "
+                                   "copies with the hidden cards re-dealt (null when no model is installed)")
     alternatives = AlternativeSerializer(many=True)
     simulations = serializers.IntegerField()
     elapsed = serializers.FloatField()
@@ -111,7 +114,7 @@ class GameCreateSerializer(serializers.Serializer):
     deck = serializers.JSONField(help_text="'sample:<name>', 'deck:<id>' or {\"name\", \"main\": [[card, count], ...]}")
     opponent_deck = serializers.JSONField(help_text="the AI's deck, same forms")
     opponent = serializers.CharField(default="engine:Medium",
-                                     help_text="engine:VeryEasy..VeryHard, random, or search:fast|default|strong")
+                                     help_text="engine:VeryEasy..VeryHard, random, or search:fast|default|strong|learned")
     seat = serializers.IntegerField(default=0, min_value=0, max_value=1)
     first = serializers.ChoiceField(choices=["you", "ai", "random"], default="random")
     seed = serializers.IntegerField(required=False)

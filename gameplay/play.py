@@ -54,6 +54,7 @@ OPPONENTS = [
     ("search:fast", "Our search · fast"),
     ("search:default", "Our search · default"),
     ("search:strong", "Our search · strong"),
+    ("search:learned", "Our search · learned leaf"),
     ("random", "Random legal moves"),
 ]
 ALGORITHMS_FALLBACK = ("flat", "mcts", "minimax")
@@ -709,7 +710,8 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     except (EngineError, PlayError) as exc:
         return fail(f"the position cannot be searched: {exc}", 500)
     keys = {a.key for a in legal}
-    head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations})
+    head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations},
+                position_estimate=_position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
     last = [0.0]
 
     def on_progress(rec):
@@ -742,6 +744,15 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     except DatabaseError:
         log.warning("could not store the advice of game %s", game_id, exc_info=True)
     return message
+
+
+def _position_estimate(engine, state, seat, rng) -> float | None:
+    """The learned value model's P(win) of the position for ``seat``, on re-dealt copies (never the
+    real hidden cards); None without a model."""
+    from gameplay.core import value
+
+    estimate = value.position_estimate(engine, state, seat, rng)
+    return None if estimate is None else round(estimate, 4)
 
 
 def _advice_spread(budget):
@@ -793,6 +804,6 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
     except (EngineError, ValueError) as exc:
         raise PlayError(f"the search failed: {exc}", 500) from None
     out = recommendation_dict(rec, {a.key for a in legal})
-    out.update(seat=seat, level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations},
+    out.update(position_estimate=_position_estimate(engine, game.state(), seat, random.Random(seed)), seat=seat, level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations},
                turn=game.turn, legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
     return out

@@ -323,7 +323,8 @@ def determinize(state: dict, observer: int, rng: random.Random) -> dict:
 
     The opponent's hand is redrawn from their hand + library (the same number of cards), each
     library is shuffled, and the engine's random seed is replaced, so a search over this state
-    cannot peek at hidden cards. Cards the opponent revealed stay in their hand.
+    cannot peek at hidden cards. Cards the opponent revealed stay in their hand. The result depends
+    only on what ``observer`` can see and ``rng``: the unseen cards are sorted before they are dealt.
     """
     full = json.loads(json.dumps(state)) if not isinstance(state, str) else json.loads(state)
     st = full["state"]
@@ -340,7 +341,8 @@ def determinize(state: dict, observer: int, rng: random.Random) -> dict:
         if p["id"] != observer:
             hand = list(p.get("hand") or [])
             keep = [o for o in hand if o in revealed]
-            pool = [o for o in hand if o not in revealed] + library
+            # sorted first: the re-deal depends only on which cards are unseen, never on where they are
+            pool = sorted([o for o in hand if o not in revealed] + library)
             rng.shuffle(pool)
             new_hand = keep + pool[: len(hand) - len(keep)]
             new_library = pool[len(hand) - len(keep):]
@@ -350,6 +352,7 @@ def determinize(state: dict, observer: int, rng: random.Random) -> dict:
                 objects[str(oid)]["zone"] = "Library"
             p["hand"], p["library"] = new_hand, new_library
         else:
+            library.sort()
             rng.shuffle(library)
             p["library"] = library
     st["rng_seed"] = rng.getrandbits(63)

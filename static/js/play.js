@@ -171,9 +171,14 @@
     const play = $("advice-play");
     play.hidden = !rec.playable || !!pending;
     play.onclick = () => act(rec.action.key);
-    const win = rec.win_estimate === null || rec.win_estimate === undefined ? null : rec.win_estimate;
+    // the learned value model's estimate of the position when the server has one (better calibrated:
+    // docs/game-advice.md), else the search's value of the recommended action
+    const learned = advice.position_estimate !== null && advice.position_estimate !== undefined;
+    const win = learned ? advice.position_estimate :
+      (rec.win_estimate === null || rec.win_estimate === undefined ? null : rec.win_estimate);
     $("advice-win").value = win === null ? 0.5 : win;
     $("advice-win-text").textContent = win === null ? "–" : Math.round(win * 100) + "%";
+    $("advice-win-source").textContent = win === null ? "" : (learned ? "value model" : "search");
     $("advice-line").replaceChildren(...rec.line.map((s) => el("li", {}, s)));
     $("advice-alternatives").replaceChildren(...rec.alternatives.map((a) => {
       const tr = el("tr", {"class": a.key === rec.action.key ? "best" : ""});

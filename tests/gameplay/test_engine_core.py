@@ -1,4 +1,5 @@
 """The engine adapter over real phase.rs games (pure core: no database)."""
+import json
 import random
 
 import pytest
@@ -98,6 +99,17 @@ def test_determinize_keeps_counts_and_redeals_hidden_cards(engine):
         clone = engine.load(d)
         assert all(clone.state()["state"]["objects"][str(o)]["zone"] == "Hand" for o in p_new["hand"])
     assert changed >= 4
+    # where the unseen cards really are (which in hand, the libraries' order) changes nothing
+    moved = json.loads(json.dumps(state))
+    opp = moved["state"]["players"][1]
+    pool = opp["hand"] + opp["library"]
+    random.Random(9).shuffle(pool)
+    opp["hand"], opp["library"] = pool[:len(opp["hand"])], pool[len(opp["hand"]):]
+    random.Random(8).shuffle(moved["state"]["players"][0]["library"])
+    for i in range(3):
+        a, b = determinize(state, 0, random.Random(i)), determinize(moved, 0, random.Random(i))
+        assert [(p["hand"], p["library"]) for p in a["state"]["players"]] == \
+               [(p["hand"], p["library"]) for p in b["state"]["players"]]
 
 
 def test_a_whole_game_ends_with_a_winner(engine):

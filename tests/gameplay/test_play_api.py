@@ -38,9 +38,14 @@ def test_advice_api_recommends_and_refuses_bad_input(client, game_catalogue, set
     assert body["budget"]["seconds"] == 2  # capped
     assert body["algorithm"] == "flat" and 0 <= body["win_estimate"] <= 1 and body["alternatives"]
     assert body["seat"] == seat and body["legal_actions"]
+    assert 0 < body["position_estimate"] < 1
     text_state = post(client, "/api/games/advice", {"state": json.dumps(state), "seat": seat, "level": "fast",
                                                     "budget": {"simulations": 2}})
     assert text_state.status_code == 200 and text_state.json()["level"] == "fast"
+    learned = post(client, "/api/games/advice", {"state": state, "seat": seat, "level": "learned",
+                                                 "budget": {"simulations": 2}})  # the shipped value model
+    assert learned.status_code == 200 and learned.json()["level"] == "learned", learned.content[:300]
+    assert 0 <= learned.json()["win_estimate"] <= 1
 
     cases = [
         ({"seat": seat}, "state"),

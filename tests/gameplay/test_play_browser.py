@@ -66,6 +66,7 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
         expect(page.locator("#advice-alternatives tr").first).to_be_visible()
         expect(page.locator("#actions .action.recommended")).to_have_count(1)
         assert page.locator("#advice-win-text").inner_text().endswith("%")
+        expect(page.locator("#advice-win-source")).to_have_text("value model")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "game-advice.png"), full_page=True)
 

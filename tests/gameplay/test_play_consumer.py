@@ -108,6 +108,7 @@ def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
         assert rec["action"]["key"] in keys and rec["playable"] and 0 <= rec["win_estimate"] <= 1
         assert rec["alternatives"] and all("visits" in a and "value" in a for a in rec["alternatives"])
         assert done["revision"] == view["revision"] and done["algorithm"] == "mcts"
+        assert 0 < done["position_estimate"] < 1  # the shipped value model, on re-dealt copies
 
         # Asking again and acting at once: the action wins, the stale search stops, nothing breaks.
         await ws.send_json_to({"v": 1, "action": "advise", "revision": view["revision"], "level": "fast"})
