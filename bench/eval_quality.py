@@ -5,21 +5,27 @@
 The search's value of a simulation is the engine's evaluation (squashed by ``EVAL_SCALE``) at the
 end of a rollout played by a cheap engine AI. This bench plays whole games between two copies of
 the engine AI at ``--level`` (the four real sample decks, every ordered pair, fixed seeds), takes
-the position at the start of each turn, and scores it from the active player's side five ways:
+the position at the start of each turn, and scores it from the active player's side these ways:
 
 - ``static``: ``win_probability(evaluate)`` of the position itself;
 - ``static_fit``: the same with the scale fitted to these games by maximum likelihood;
+- ``learned``: the learned value model (``gameplay.core.value``, trained on other self-play games by
+  ``manage.py train_game_value``) on the position itself; skipped, like the ``*_learned`` rollouts,
+  when there is no model;
 - ``rollout``: one rollout of two turns (the search's horizon) by its rollout policy (Easy), on a
   determinization of what the active player can see, then ``win_probability`` (or 1/0 if it ends);
 - ``rollout_1``: the same, cut at the end of the current turn;
 - ``rollout_rescued``: the two-turn rollout with ``SearchConfig.rescue_policy`` (a seat whose Easy
-  AI passes with a land in hand on its own main phase is handed to Medium).
+  AI passes with a land in hand on its own main phase is handed to Medium);
+- ``rollout_learned`` / ``rollout_1_learned``: the two-turn / one-turn rollout with the cut position
+  scored by the learned model instead of the engine's evaluation (``SearchConfig.leaf="learned"``).
 
 For each: log-loss and Brier score against the game's real winner (lower is better), accuracy of
 the favourite, and the CPU each estimate costs. The rollouts of a position start from the same
 determinization and engine seed, so their differences are the horizon's and the policy's, measured
 in one process.
-Writes bench/results/eval_quality.json and .svg (``--replot`` redraws the SVG from the JSON).
+Writes bench/results/eval_quality.json and .svg (``--replot`` redraws the SVG from the JSON);
+``--rows FILE`` also keeps every scored position (JSON lines: decks, seed, turn, each way's estimate).
 """
 from __future__ import annotations
 
@@ -42,7 +48,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import game_strength as gs  # noqa: E402 - the same card data, decks and machine record
 
-ROLLOUTS = {"rollout": {"horizon": 2}, "rollout_1": {"horizon": 1}, "rollout_rescued": {"horizon": 2, "rescue_policy": "Medium"}}
+ROLLOUTS = {"rollout": {"horizon": 2}, "rollout_1": {"horizon": 1}, "rollout_rescued": {"horizon": 2, "rescue_policy": "Medium"},
+            "rollout_learned": {"horizon": 2, "leaf": "learned"}, "rollout_1_learned": {"horizon": 1, "leaf": "learned"}}
 EPS = 0.02  # probabilities are clipped to [EPS, 1 - EPS] for the log-loss (a rollout may end the game)
 
 
@@ -71,9 +78,21 @@ def fit_scale(values_and_wins, grid=None) -> float:
     return min(grid, key=lambda s: log_loss([(win_probability(v, s), y) for v, y in values_and_wins]))
 
 
+def learned_model():
+    """The learned leaf's model, or None when there is none to measure (the learned ways are skipped)."""
+    from gameplay.core.value import ValueModelError, default_model
+
+    try:
+        return default_model()
+    except ValueModelError:
+        return None
+
+
 def play_one(job: dict) -> list[dict]:
     """One engine-vs-engine game; every turn start scored every way (runs in a worker)."""
     from gameplay.core.search import Search, SearchConfig, win_probability
+
+    model = learned_model()
 
     decks = gs.sample_decks()
     eng = gs.engine()
@@ -88,10 +107,19 @@ def play_one(job: dict) -> list[dict]:
         if game.turn not in seen_turns and game.turn >= 2 and game.prompt().get("type") == "Priority":
             seen_turns.add(game.turn)
             me = game.active_player()
-            row = {"turn": game.turn, "seat": me, "static_value": game.evaluate(me)}
+            row = {"turn": game.turn, "seat": me, "static_value": game.evaluate(me), "decks": job["decks"],
+                   "seed": job["seed"]}
             det_seed = rng.randrange(2 ** 31)
+            c = time.process_time()
             state = game.state()  # one snapshot; each search re-deals its own copy of it
+            row["state_cpu"] = time.process_time() - c
+            if model is not None:
+                c = time.process_time()
+                row["learned"] = model.win_probability(state, me, row["static_value"], game.evaluate(1 - me))
+                row["learned_cpu"] = time.process_time() - c + row["state_cpu"]  # the leaf needs the state too
             for name, cfg in ROLLOUTS.items():
+                if cfg.get("leaf") == "learned" and model is None:
+                    continue
                 search = Search(game, me, config=SearchConfig(prior_level=None, **cfg), seed=det_seed, actions=[],
                                 state=state)
                 c = time.process_time()
@@ -125,12 +153,15 @@ def score(rows: list[dict]) -> dict:
     ways = {
         "static": [(win_probability(r["static_value"]), r["won"]) for r in rows],
         "static_fit": [(win_probability(r["static_value"], scale), r["won"]) for r in rows],
+        "learned": [(r["learned"], r["won"]) for r in rows if r.get("learned") is not None],
         **{name: [(r[name], r["won"]) for r in rows if r.get(name) is not None] for name in ROLLOUTS},
     }
-    cpu = {"static": "static_cpu", "static_fit": "static_cpu", **{name: f"{name}_cpu" for name in ROLLOUTS}}
+    ways = {name: pairs for name, pairs in ways.items() if pairs}  # no model: no learned ways
+    cpu = {"static": "static_cpu", "static_fit": "static_cpu", "learned": "learned_cpu",
+           **{name: f"{name}_cpu" for name in ROLLOUTS}}
     out = {"positions": len(rows), "eval_scale": EVAL_SCALE, "fitted_scale": scale, "by_way": {}}
     for name, pairs in ways.items():
-        costs = [r[cpu[name]] for r in rows]
+        costs = [r[cpu[name]] for r in rows if r.get(cpu[name]) is not None]
         out["by_way"][name] = {"n": len(pairs), "log_loss": round(log_loss(pairs), 4), "brier": round(brier(pairs), 4),
                                "accuracy": round(accuracy(pairs), 4),
                                "cpu_ms": round(1000 * sum(costs) / max(1, len(costs)), 2)}
@@ -142,7 +173,7 @@ def score(rows: list[dict]) -> dict:
     for label, lo, hi in (("turns 2-5", 2, 5), ("turns 6-9", 6, 9), ("turns 10+", 10, 999)):
         part = [r for r in rows if lo <= r["turn"] <= hi]
         entry = {"positions": len(part)}
-        for name in ("static", *ROLLOUTS):
+        for name in (n for n in ("static", "learned", *ROLLOUTS) if n in ways):
             entry[name] = round(brier([(estimate(r, name), r["won"]) for r in part if estimate(r, name) is not None]), 4)
         out["by_turns"][label] = entry
     rescued = [r for r in rows if r.get("rescued_seats")]
@@ -150,7 +181,8 @@ def score(rows: list[dict]) -> dict:
     by = out["by_way"]
     out["ratios"] = {f"{name}_over_rollout": {"brier": round(by[name]["brier"] / by["rollout"]["brier"], 4),
                                               "cpu": round(by[name]["cpu_ms"] / by["rollout"]["cpu_ms"], 4)}
-                     for name in ("static", "rollout_1", "rollout_rescued")}
+                     for name in ("static", "learned", "rollout_1", "rollout_rescued", "rollout_learned", "rollout_1_learned")
+                     if name in by}
     return out
 
 
@@ -158,12 +190,14 @@ def svg(result: dict) -> str:
     """Brier score of each way, overall and by stage of the game (lower is better), and its CPU."""
     from drafts.core.plots import _new_figure, figure_bytes
 
-    ways = ["static", "rollout_1", "rollout", "rollout_rescued"]
+    palette = {"static": "#999999", "learned": "#e7298a", "rollout_1": "#7570b3", "rollout": "#1b9e77",
+               "rollout_rescued": "#d95f02", "rollout_1_learned": "#a6761d", "rollout_learned": "#66a61e"}
+    ways = [w for w in palette if w in result["by_way"]]
+    colours = [palette[w] for w in ways]
     stages = list(result["by_turns"])
-    fig = _new_figure(figsize=(8, 4), dpi=100)
+    fig = _new_figure(figsize=(9, 4), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
     width = 0.8 / len(ways)
-    colours = ["#999999", "#7570b3", "#1b9e77", "#d95f02"]
     groups = ["all"] + stages
     for i, (way, colour) in enumerate(zip(ways, colours)):
         values = [result["by_way"][way]["brier"]] + [result["by_turns"][s][way] for s in stages]
@@ -190,6 +224,7 @@ def main() -> int:
     ap.add_argument("--procs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--output", default=str(gs.RESULTS / "eval_quality.json"))
     ap.add_argument("--replot", action="store_true", help="only redraw the SVG from the JSON in --output")
+    ap.add_argument("--rows", help="also write every scored position to this JSON-lines file")
     args = ap.parse_args()
     output = Path(args.output)
     if args.replot:
@@ -213,6 +248,9 @@ def main() -> int:
               "command": "python bench/eval_quality.py " + " ".join(sys.argv[1:]), "machine": gs.machine(),
               "games": args.games, "level": args.level, **score(rows),
               "run_seconds": round(time.perf_counter() - start, 1)}
+    if args.rows:
+        with open(args.rows, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result, indent=1), encoding="utf-8")
     output.with_suffix(".svg").write_text(svg(result), encoding="utf-8")
