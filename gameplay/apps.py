@@ -1,5 +1,21 @@
 from django.apps import AppConfig
 
 
+def active_value_weights() -> str | None:
+    """The weights file of the active ``game_policy`` version of the model registry (None: none active)."""
+    from ml.models import ModelVersion
+    from ml.registry import resolve_path
+
+    version = ModelVersion.objects.filter(kind="game_policy", scope="", active=True).only("weights_path").first()
+    return str(resolve_path(version.weights_path)) if version is not None else None
+
+
 class GameplayConfig(AppConfig):
     name = "gameplay"
+
+    def ready(self):
+        from gameplay.core import value
+
+        # the search's learned leaf and the advisor's win estimate use the registry's active version
+        # (re-read every few seconds), the shipped file while none is active
+        value.set_resolver(active_value_weights)

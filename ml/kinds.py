@@ -62,8 +62,27 @@ def draft_bot_shapes(config: dict) -> dict:
     raise ConfigError(f"unknown draft bot format {fmt!r} (archetype-v1 or neural-pick-v1)")
 
 
+def game_policy_shapes(config: dict) -> dict:
+    from gameplay.core.value import FEATURES, FORMAT
+
+    _need(config, "hidden")
+    if config.get("format", FORMAT) != FORMAT:
+        raise ConfigError(f"unknown game policy format {config.get('format')!r} ({FORMAT})")
+    try:
+        sizes = [len(FEATURES), *(int(h) for h in config["hidden"]), 1]
+    except (TypeError, ValueError):
+        raise ConfigError("hidden must be a list of layer widths, e.g. [32]") from None
+    if any(n < 1 for n in sizes):
+        raise ConfigError("layer widths must be positive")
+    shapes = {"mean": (len(FEATURES),), "std": (len(FEATURES),)}
+    for i in range(len(sizes) - 1):
+        shapes[f"layer{i}.weight"] = (sizes[i + 1], sizes[i])
+        shapes[f"layer{i}.bias"] = (sizes[i + 1],)
+    return shapes
+
+
 SHAPES = {"card_embeddings": card_embeddings_shapes, "deck_diffusion": deck_diffusion_shapes,
-          "draft_bot": draft_bot_shapes}
+          "draft_bot": draft_bot_shapes, "game_policy": game_policy_shapes}
 
 
 def expected_shapes(kind: str, config: dict) -> dict:
@@ -95,6 +114,20 @@ def required_metadata(kind: str, config: dict) -> dict:
                 return f"metadata 'names' must list the {config['vocab']} card names of the vocabulary"
             return None
         return {"names": names}
+    if kind == "game_policy":
+        import json
+
+        from gameplay.core.value import FEATURES, FORMAT
+
+        def fmt(value):
+            return None if value == FORMAT else f"metadata 'format' must be {FORMAT!r}"
+
+        def features(value):
+            try:
+                return None if json.loads(value) == list(FEATURES) else "metadata 'features' are not this code's features"
+            except ValueError:
+                return "metadata 'features' is not a JSON list"
+        return {"format": fmt, "features": features}
     return {}
 
 
@@ -105,6 +138,7 @@ QUICK = {
     "deck_diffusion": {"steps": 60, "batch": 16, "d_model": 64, "heads": 4, "layers": 2, "ff": 128, "side_layers": 1,
                        "context_layers": 1, "eval_every": 30, "limit": 2000, "warmup": 10},
     "draft_bot:archetype": {"epochs": 3},
+    "game_policy": {"games": 5, "workers": 1, "epochs": 60, "hidden": "8"},
     "draft_bot:neural": {"epochs": 2, "net": {"hidden": [64], "epochs": 2, "refit": False, "batch_size": 256,
                                               "patience": 2, "ensemble": 1}},
 }

@@ -24,7 +24,7 @@ from django.utils import timezone
 from ml import kinds
 from ml.models import ModelVersion, TrainingRun
 
-TRAINABLE = ("draft_bot", "card_embeddings", "deck_diffusion")
+TRAINABLE = ("draft_bot", "card_embeddings", "deck_diffusion", "game_policy")
 THROTTLE_S = 0.5
 LISTENERS: list = []  # called with the Reporter on every write (the models command's progress bar)
 
@@ -356,6 +356,40 @@ def train_deck_diffusion(run: TrainingRun, reporter: Reporter) -> ModelVersion:
     return _run_command(module, "train_diffusion", reporter, {**options, "no_activate": True}, "deck_diffusion")
 
 
+def train_game_policy(run: TrainingRun, reporter: Reporter) -> ModelVersion:
+    """The search's learned value model: engine self-play between the sample decks, then the fit."""
+    from gameplay.management.commands import train_game_value as module
+
+    options = _options(run.parameters, {"games": int, "workers": int, "seed": int, "epochs": int, "hidden": str,
+                                        "weight_decay": float})
+    options["notes"] = run.parameters.get("notes") or f"training run {run.pk}"
+    return _run_command(module, "train_game_value", reporter, {**options, "register": True}, "game_policy")
+
+
+def evaluate_game_policy(version: ModelVersion, params: dict, reporter: Reporter) -> dict:
+    """Brier score and log-loss against the winner on positions of fresh Medium self-play games (seeds
+    5000 + i, never trained on), beside the engine's evaluation on the same positions."""
+    from gameplay.core import value
+    from gameplay.management.commands import train_game_value as module
+    from ml.registry import resolve_path
+
+    _options(params, {"games": int, "workers": int, "seed": int})
+    games = int(params.get("games", 12))
+    reporter.start_phase(f"playing {games} Medium self-play games")
+    try:
+        model = value.ValueModel.load(resolve_path(version.weights_path))
+    except value.ValueModelError as exc:
+        raise RunError(str(exc)) from None
+    with mock.patch.object(module, "progress", reporter.bar):
+        rows, failed = module.play_games(games, int(params.get("seed", 5000)), int(params.get("workers", 1)),
+                                         schedule=(("Medium", "Medium"),))
+    if not rows:
+        raise RunError("no finished game to evaluate on" + (f" ({failed[0]})" if failed else ""))
+    out = {"games": len({r["seed"] for r in rows}), **value.score(model, rows)}
+    reporter.set_metric("brier", out["model_brier"])
+    return out
+
+
 def draft_logs(scope: str, params: dict, reporter: Reporter | None = None):
     """(logs, pod keys, description) for a draft bot's set: a 17Lands file (``logs``), the stored
     drafts of the set (``stored``; the default when there are any), else the proxy logs in MTG_DATA_DIR."""
@@ -483,7 +517,7 @@ def train_draft_bot(run: TrainingRun, reporter: Reporter) -> ModelVersion:
 
 
 TRAINERS = {"draft_bot": train_draft_bot, "card_embeddings": train_card_embeddings,
-            "deck_diffusion": train_deck_diffusion}
+            "deck_diffusion": train_deck_diffusion, "game_policy": train_game_policy}
 
 
 # --- evaluation --------------------------------------------------------------------------------------------
@@ -573,7 +607,7 @@ def evaluate_deck_diffusion(version: ModelVersion, params: dict, reporter: Repor
 
 
 EVALUATORS = {"draft_bot": evaluate_draft_bot, "card_embeddings": evaluate_card_embeddings,
-              "deck_diffusion": evaluate_deck_diffusion}
+              "deck_diffusion": evaluate_deck_diffusion, "game_policy": evaluate_game_policy}
 
 
 # --- display -----------------------------------------------------------------------------------------------

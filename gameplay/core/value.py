@@ -25,6 +25,7 @@ import functools
 import json
 import math
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,15 +218,43 @@ def _cached(path: str, mtime: float) -> ValueModel:
     return ValueModel.load(path)
 
 
+# A shell may say where the model in use lives (the site: the active ``game_policy`` version of the
+# model registry): ``set_resolver(fn)``, ``fn() -> path or None``, asked at most every RESOLVE_SECONDS.
+RESOLVE_SECONDS = 5.0
+_resolver = {"fn": None, "at": -math.inf, "path": None}
+
+
+def set_resolver(fn) -> None:
+    _resolver.update(fn=fn, at=-math.inf, path=None)
+
+
+def _resolved() -> str | None:
+    fn = _resolver["fn"]
+    if fn is None:
+        return None
+    now = time.monotonic()
+    if now - _resolver["at"] >= RESOLVE_SECONDS:
+        _resolver["at"] = now
+        try:
+            _resolver["path"] = fn()
+        except Exception:  # noqa: BLE001 - the resolver's failure keeps the last answer
+            pass
+    return _resolver["path"]
+
+
 def default_model() -> ValueModel:
-    """The model at ``MTG_GAME_VALUE_WEIGHTS`` or ``DEFAULT_WEIGHTS``, loaded once per process (again
-    when the file changes)."""
-    path = Path(os.environ.get("MTG_GAME_VALUE_WEIGHTS") or DEFAULT_WEIGHTS)
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        raise ValueModelError(f"no game value model at {path} (train one: manage.py train_game_value)") from None
-    return _cached(str(path), mtime)
+    """The model in use, loaded once per process (again when the file changes): the one the shell's
+    resolver names, else ``MTG_GAME_VALUE_WEIGHTS``, else the shipped ``DEFAULT_WEIGHTS``."""
+    resolved = _resolved()
+    candidates = ([resolved] if resolved else []) + [os.environ.get("MTG_GAME_VALUE_WEIGHTS") or DEFAULT_WEIGHTS]
+    for path in map(Path, candidates):  # a resolved file that went missing gives way to the next
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        return _cached(str(path), mtime)
+    raise ValueModelError(f"no game value model at {', '.join(map(str, candidates))} "
+                          f"(train one: manage.py train_game_value)")
 
 
 def position_estimate(engine, state: dict, seat: int, rng, *, determinizations: int = 4) -> float | None:
@@ -248,6 +277,24 @@ def position_estimate(engine, state: dict, seat: int, rng, *, determinizations: 
     except (EngineError, ValueError, KeyError, TypeError):
         return None
     return total / max(1, determinizations)
+
+
+def score(model: ValueModel, rows: list[dict]) -> dict:
+    """Brier score and log-loss of ``model`` against the winners of labelled rows, beside the engine's
+    evaluation squashed the way the search does (``EVAL_SCALE``) on the same rows."""
+    if not rows:
+        raise ValueError("no positions to score")
+    x = np.array([r["x"] for r in rows], dtype=np.float64)
+    y = np.array([r["won"] for r in rows], dtype=np.float64)
+    scale = 8.0  # gameplay.core.search.EVAL_SCALE (not imported: the search imports this module)
+    ev = x[:, FEATURES.index("evaluation")] * 10  # the feature is the evaluation / 10, clipped to +-3
+    ways = {"model": model.probability(x), "engine": 1.0 / (1.0 + np.exp(-np.clip(ev / scale, -60, 60)))}
+    out = {"positions": int(len(y))}
+    for name, p in ways.items():
+        q = np.clip(p, 0.02, 0.98)
+        out[f"{name}_brier"] = round(float(np.mean((p - y) ** 2)), 4)
+        out[f"{name}_log_loss"] = round(float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q))), 4)
+    return out
 
 
 def fit(rows: list[list[float]], wins: list[int], *, hidden: tuple[int, ...] = (32,), epochs: int = 300,

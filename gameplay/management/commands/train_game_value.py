@@ -51,6 +51,11 @@ class Command(BaseCommand):
         parser.add_argument("--hidden", default="32", help="hidden layer widths, comma separated ('' for logistic)")
         parser.add_argument("--epochs", type=int, default=400)
         parser.add_argument("--weight-decay", type=float, default=1e-2)
+        parser.add_argument("--register", action="store_true",
+                            help="add the model to the registry as the next game_policy version (its file under "
+                                 "MTG_MODEL_DIR instead of --out)")
+        parser.add_argument("--activate", action="store_true", help="with --register: make it the active version")
+        parser.add_argument("--notes", default="")
 
     def handle(self, *args, **opts):
         try:
@@ -75,40 +80,75 @@ class Command(BaseCommand):
         p = model.probability(np.array(x))
         model.info.update(games=len(set(groups)), train_brier=round(float(np.mean((p - np.array(y)) ** 2)), 4),
                           seeds=f"{opts['seed']}..{opts['seed'] + opts['games'] - 1}" if opts["games"] else None)
+        if opts["register"]:
+            self.register(model, opts, hidden)
+            return
         model.save(opts["out"])
         self.stdout.write(f"{len(rows)} positions from {len(set(groups))} games; validation log-loss "
                           f"{model.info['valid_log_loss']} (epoch {model.info['best_epoch']}); saved {opts['out']}")
 
-    def play(self, opts) -> list[dict]:
-        decks = gauntlet.sample_decks()
-        if len(decks) < 2:
-            raise CommandError("the sample decks file is missing (set MTG_DATA_DIR)")
-        names = sorted(decks)
-        pairs = list(itertools.permutations(names, 2))
-        jobs = []
-        for i in range(opts["games"]):
-            a, b = pairs[i % len(pairs)]
-            levels = SCHEDULE[(i // len(pairs)) % len(SCHEDULE)]
-            jobs.append({"index": i, "names": [a, b], "levels": list(levels), "seed": opts["seed"] + i,
-                         "deck0": core.expand(decks[a]["main"]), "deck1": core.expand(decks[b]["main"])})
-        path = carddb.card_data_path()
-        if not path.exists():
-            carddb.build()
-        rows, failed = [], []
-        out = open(opts["rows"], "a", encoding="utf-8") if opts["rows"] else None  # noqa: SIM115
+    def register(self, model, opts, hidden):
+        import tempfile
+
+        from ml import registry
+
+        folder = registry.model_dir() / "game_policy" / "_"
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, suffix=".safetensors", delete=False) as fh:
+            path = Path(fh.name)
         try:
-            with ProcessPoolExecutor(max_workers=opts["workers"], mp_context=multiprocessing.get_context("spawn"),
-                                     initializer=core.pool_init, initargs=(str(path),)) as pool:
-                for index, part, error in progress(pool.map(value.pool_rows, jobs), total=len(jobs), desc="self-play games"):
-                    if error:
-                        failed.append(f"game {index}: {error}")
-                    rows += part
-                    if out:
-                        out.writelines(json.dumps(r) + "\n" for r in part)
-                        out.flush()
-        finally:
-            if out:
-                out.close()
+            model.save(path)
+            path.chmod(0o644)
+            info = model.info
+            version = registry.register_file(
+                "game_policy", path, config={"format": value.FORMAT, "hidden": list(hidden), "features": len(value.FEATURES)},
+                metrics={k: info[k] for k in ("valid_log_loss", "train_brier", "rows", "games", "best_epoch") if k in info},
+                data_snapshot={"seeds": info.get("seeds"), "games": info.get("games"), "schedule": [list(s) for s in SCHEDULE],
+                               "decks": sorted(gauntlet.sample_decks())},
+                activate=opts["activate"], notes=opts["notes"] or "train_game_value")
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        self.stdout.write(f"registered {version} ({model.info['rows']} positions from {model.info['games']} games, "
+                          f"validation log-loss {model.info['valid_log_loss']})")
+
+    def play(self, opts) -> list[dict]:
+        rows, failed = play_games(opts["games"], opts["seed"], opts["workers"], rows_path=opts["rows"])
         for line in failed[:10]:
             self.stderr.write(line)
         return rows
+
+
+def play_games(games: int, seed: int, workers: int, *, rows_path: str | None = None,
+               schedule=SCHEDULE) -> tuple[list[dict], list[str]]:
+    """Self-play games between the sample decks (every ordered pair in turn, the engine AIs of
+    ``schedule`` in turn), in ``workers`` spawned processes: (labelled rows, failed games)."""
+    decks = gauntlet.sample_decks()
+    if len(decks) < 2:
+        raise CommandError("the sample decks file is missing (set MTG_DATA_DIR)")
+    pairs = list(itertools.permutations(sorted(decks), 2))
+    jobs = []
+    for i in range(games):
+        a, b = pairs[i % len(pairs)]
+        levels = schedule[(i // len(pairs)) % len(schedule)]
+        jobs.append({"index": i, "names": [a, b], "levels": list(levels), "seed": seed + i,
+                     "deck0": core.expand(decks[a]["main"]), "deck1": core.expand(decks[b]["main"])})
+    path = carddb.card_data_path()
+    if not path.exists():
+        carddb.build()
+    rows, failed = [], []
+    out = open(rows_path, "a", encoding="utf-8") if rows_path else None  # noqa: SIM115
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=core.pool_init, initargs=(str(path),)) as pool:
+            for index, part, error in progress(pool.map(value.pool_rows, jobs), total=len(jobs), desc="self-play games"):
+                if error:
+                    failed.append(f"game {index}: {error}")
+                rows += part
+                if out:
+                    out.writelines(json.dumps(r) + "\n" for r in part)
+                    out.flush()
+    finally:
+        if out:
+            out.close()
+    return rows, failed
