@@ -284,11 +284,12 @@ def score(model: ValueModel, rows: list[dict]) -> dict:
     evaluation squashed the way the search does (``EVAL_SCALE``) on the same rows."""
     if not rows:
         raise ValueError("no positions to score")
+    from gameplay.core.search import win_probability  # here: the search imports this module
+
     x = np.array([r["x"] for r in rows], dtype=np.float64)
     y = np.array([r["won"] for r in rows], dtype=np.float64)
-    scale = 8.0  # gameplay.core.search.EVAL_SCALE (not imported: the search imports this module)
     ev = x[:, FEATURES.index("evaluation")] * 10  # the feature is the evaluation / 10, clipped to +-3
-    ways = {"model": model.probability(x), "engine": 1.0 / (1.0 + np.exp(-np.clip(ev / scale, -60, 60)))}
+    ways = {"model": model.probability(x), "engine": np.array([win_probability(v) for v in ev])}
     out = {"positions": int(len(y))}
     for name, p in ways.items():
         q = np.clip(p, 0.02, 0.98)
