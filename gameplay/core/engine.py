@@ -19,7 +19,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 DIFFICULTIES = ("VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
 GAME_OVER = "GameOver"
@@ -150,14 +150,34 @@ class Game:
         if seat not in self.seats_to_act():
             return []
         out, seen = [], set()
+        belongs = self._mulligan_filter(seat)
         for native in _guard(self._g.actions):
             d = native.to_dict()
+            if belongs is not None and not belongs(d):
+                continue
             action = Action(seat, d["type"], d.get("data"), self.describe(d), native)
             if action.key in seen:  # mulligans list one Keep/Mulligan per pending player
                 continue
             seen.add(action.key)
             out.append(action)
         return out
+
+    def _mulligan_filter(self, seat: int) -> Callable[[dict], bool] | None:
+        """While mulligans are pending the engine lists every pending player's actions together, with
+        no owner: Keep/Mulligan for a player still declaring, the choice of cards to put on the bottom
+        for one who kept after mulliganing. Which of them are ``seat``'s: its own phase's kind, and
+        for a bottom choice only cards from its own hand (never the other player's hidden cards).
+        ``None`` outside mulligans."""
+        prompt = self.prompt()
+        if prompt.get("type") != "MulliganDecision":
+            return None
+        mine = next((p for p in (prompt.get("data") or {}).get("pending") or [] if p.get("player") == seat), None)
+        if mine is None:
+            return lambda d: False
+        if (mine.get("phase") or {}).get("type") != "BottomCards":
+            return lambda d: d["type"] == "MulliganDecision"
+        hand = {obj["id"] for obj in _guard(self._g.hand, seat)}
+        return lambda d: d["type"] == "SelectCards" and set((d.get("data") or {}).get("cards") or []) <= hand
 
     def describe(self, d: dict) -> str:
         """A short human label for a tagged action dict."""

@@ -52,6 +52,30 @@ def test_actions_are_per_seat_and_wrong_seat_is_refused(engine):
         game.apply(seat, {"nonsense": True})
 
 
+def test_mulligan_actions_are_each_seats_own_while_one_puts_cards_on_the_bottom(engine):
+    # The engine lists every pending player's mulligan actions together. Once seat 1 keeps after a
+    # mulligan it owes a card to the bottom while seat 0 still declares: each seat must be offered
+    # only its own kind of decision, and seat 0 never a choice naming seat 1's hidden hand.
+    # (Offering seat 1 a Keep here made the engine refuse the AI's move: 4% of new games failed.)
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=26, first_player=1)
+    game.apply(1, {"type": "MulliganDecision", "data": {"choice": {"type": "Mulligan"}}})
+    game.apply(1, {"type": "MulliganDecision", "data": {"choice": {"type": "Keep"}}})
+    assert sorted(game.seats_to_act()) == [0, 1]
+    assert [a.label for a in game.legal_actions(0)] == ["Keep hand", "Mulligan"]
+    hand = {obj["id"] for obj in game._g.hand(1)}
+    bottoms = game.legal_actions(1)
+    assert len(bottoms) == 7 and {a.kind for a in bottoms} == {"SelectCards"}
+    assert all(set(a.data["cards"]) <= hand and len(a.data["cards"]) == 1 for a in bottoms)
+    with pytest.raises(IllegalAction):
+        game.apply(1, {"type": "MulliganDecision", "data": {"choice": {"type": "Keep"}}})
+    with pytest.raises(IllegalAction):
+        game.apply(0, bottoms[0])
+    game.apply(1, bottoms[0])
+    assert game.seats_to_act() == [0] and len(game._g.hand(1)) == 6
+    game.apply(0, game.legal_actions(0)[0])
+    assert game.seats_to_act() and game.legal_actions(game.seat_to_act())[0].kind != "MulliganDecision"
+
+
 def test_snapshot_restore_continues_identically(engine):
     game = engine.new_game(deck_list("mono_blue_faeries"), deck_list("dimir_terror"), seed=7)
     players = (EnginePlayer("VeryEasy"), EnginePlayer("VeryEasy"))
