@@ -175,15 +175,13 @@ class ValueModel:
 
     @classmethod
     def load(cls, path: str | Path) -> "ValueModel":
-        from safetensors import SafetensorError
-        from safetensors.numpy import load_file
+        from safetensors import SafetensorError, safe_open
 
         path = Path(path)
         try:
-            tensors = load_file(str(path))
-            with open(path, "rb") as fh:
-                header_len = int.from_bytes(fh.read(8), "little")
-                meta = json.loads(fh.read(header_len)).get("__metadata__") or {}
+            with safe_open(str(path), framework="numpy") as fh:
+                meta = fh.metadata() or {}
+                tensors = {name: fh.get_tensor(name) for name in fh.keys()}
         except (OSError, SafetensorError, ValueError) as exc:
             raise ValueModelError(f"{path.name} is not a readable safetensors file: {exc}") from None
         if meta.get("format") != FORMAT:
