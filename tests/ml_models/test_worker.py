@@ -34,7 +34,7 @@ def wait_done(client, run, seen: list, timeout=120):
             seen.append(data["progress"])
         if data["done"]:
             return data
-        time.sleep(0.1)
+        time.sleep(0.05)
     raise AssertionError(f"run {run.pk} not done after {timeout}s: {data}")
 
 
@@ -44,7 +44,7 @@ def test_a_real_worker_trains_and_activation_switches_what_it_serves(training_wo
     from ml.tasks import loaded_version
 
     client.force_login(staff)
-    r = client.post("/models/train/", {"kind": "draft_bot", "scope": SCOPE, "parameters": '{"epochs": 40}',
+    r = client.post("/models/train/", {"kind": "draft_bot", "scope": SCOPE, "parameters": '{"epochs": 160}',
                                        "activate": "on"})
     run = TrainingRun.objects.get()
     assert r.status_code == 302 and run.task_id
