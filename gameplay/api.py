@@ -185,8 +185,10 @@ class GameActionView(APIView):
         examples=[OpenApiExample("Pass", request_only=True, value={
             "key": "{\"data\":null,\"type\":\"PassPriority\"}", "revision": 3, "client_action_id": "a1"})],
         description='Take one of the offered actions: {"key": the action\'s key, or "action": {"type", "data"}, '
-                    '"revision": the view\'s revision, "client_action_id": optional}. The AI then plays until your '
-                    "next decision. A stale revision or an action that is not legal now: 409, nothing written; "
+                    '"revision": the view\'s revision, "client_action_id": optional, "pass_until": optional with a pass, '
+                    '"end_of_turn" or "my_turn"}. The AI then plays until your next decision (with pass_until, '
+                    "your priority is passed for you until then, unless the AI puts something on the stack or "
+                    "you have to decide something else). A stale revision or an action that is not legal now: 409, nothing written; "
                     "resending the same client_action_id is answered, not applied twice; an engine crash: 500, "
                     "the game is kept as it was.")
     def post(self, request, game_id):
@@ -199,7 +201,8 @@ class GameActionView(APIView):
         try:
             row = _owned(request, game_id)
             outcome = play.human_action(row.pk, row.human_seat, action, data.get("revision"),
-                                        data.get("client_action_id"))
+                                        data.get("client_action_id"), pass_until=data.get("pass_until"),
+                                        on_applied=lambda view: play.publish_sync(play.Outcome(str(row.pk), view)))
         except play.PlayError as exc:
             return _error(exc)
         play.publish_sync(outcome)

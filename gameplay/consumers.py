@@ -45,6 +45,9 @@ def parse_message(text) -> dict:
         cid = msg.get("client_action_id")
         if cid is not None and (not isinstance(cid, str) or not 0 < len(cid) <= 64):
             raise ProtocolError("'client_action_id' is 1 to 64 characters")
+        until = msg.get("pass_until")
+        if until is not None and (not isinstance(until, str) or until not in play.PASS_UNTIL):
+            raise ProtocolError(f"'pass_until' is one of: {', '.join(play.PASS_UNTIL)}")
     if action == "advise":
         for key in ("level", "algorithm"):
             if msg.get(key) is not None and not isinstance(msg.get(key), str):
@@ -79,6 +82,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.group = None
         self.ticket = None
         self.advice_future = None
+        self.acts: set[asyncio.Future] = set()
         session = self.scope.get("session")
         code = await _own_thread(self._bind)(self.scope.get("user"), getattr(session, "session_key", None))
         if code:
@@ -124,7 +128,11 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         elif action == "sync":
             await self._send_view()
         elif action == "act":
-            await self._act(msg)
+            # Not awaited here: while a slow AI thinks about its reply, this socket goes on receiving the
+            # game's messages (the provisional view of this very action among them).
+            task = asyncio.ensure_future(self._act(msg))
+            self.acts.add(task)
+            task.add_done_callback(self.acts.discard)
         elif action == "advise":
             await self._advise(msg)
         elif action == "stop":
@@ -137,7 +145,9 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         action = msg["key"] if isinstance(msg.get("key"), str) else msg["action_data"]
         try:
             seat = await _own_thread(self._seat)()
-            outcome = await _own_thread(play.human_action)(self.game_id, seat, action, msg.get("revision"), cid)
+            outcome = await _own_thread(play.human_action)(self.game_id, seat, action, msg.get("revision"), cid,
+                                                           pass_until=msg.get("pass_until"),
+                                                           on_applied=self._publish_provisional)
         except play.PlayError as exc:
             await self._error(str(exc), code=exc.code, client_action_id=cid, **exc.details)
             if exc.code != 404:
@@ -149,6 +159,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_json({"v": play.PROTOCOL_VERSION, "type": "acted", **(outcome.ack or {})})
         await play.publish(self.channel_layer, outcome)
+
+    def _publish_provisional(self, view: dict) -> None:
+        """From the action's worker thread: every socket of the game sees the action before the AI's reply."""
+        play.publish_sync(play.Outcome(self.game_id, view))
 
     def _seat(self) -> int:
         from gameplay.models import PlayedGame

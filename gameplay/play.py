@@ -1,14 +1,17 @@
-"""Playing against the AI, and the advisor: decks, games under a row lock, what the person may see.
+"""Playing against the AI, and the advisor: decks, games written under a short row lock, what the person may see.
 
 The game's truth is the ``PlayedGame`` row: ``state`` holds the engine's JSON (``Game.state()``).
-Every change (the person's action, then the AI's replies until the person decides again or the
-game ends) runs in one transaction that first locks the row (``SELECT ... FOR UPDATE`` on
-PostgreSQL; a per-game process lock on SQLite, where the embedded stack has one server process),
-loads the state, checks the action is legal for the person's seat *now* and at the revision the
-client saw, applies it, lets the AI act, and writes the new state, log and revision together. An
-illegal or stale action, or an engine panic anywhere in between, raises :class:`PlayError` and
-writes nothing: the stored state is the last good one. Each process keeps the ``Game`` objects it
-loaded in :data:`GAME_CACHE` (by revision), taken out under the lock and put back only on commit.
+A change (the person's action, then the AI's replies until the person decides again or the game
+ends) is played on a private copy of the game read at revision r: the action is checked legal for
+the person's seat *now* and at the revision the client saw, applied, and the AI replies. Then one
+short transaction locks the row (``SELECT ... FOR UPDATE`` on PostgreSQL; a per-game process lock
+and the write lock on SQLite, where the embedded stack has one server process) and writes the new
+state, log and revision together, only if the row is still at r; otherwise nothing is written and
+the action is judged again against the game as it is. The AI (a search opponent may think for many
+seconds) never thinks under the lock. An illegal or stale action, or an engine panic anywhere in
+between, raises :class:`PlayError` and writes nothing: the stored state is the last good one. Each
+process keeps the ``Game`` objects it loaded in :data:`GAME_CACHE` (by revision), taken out for a
+change and put back only once it is committed.
 
 What leaves the server is built by :func:`view_of` from ``Game.observation(human_seat)`` only:
 the opponent's hand and both libraries are never sent. The log shows the opponent's actions only
@@ -34,8 +37,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 
-from gameplay.core.engine import (DIFFICULTIES, Action, BadState, EngineError, EnginePanic, Game, IllegalAction,
-                                  determinize)
+from gameplay.core.engine import (DIFFICULTIES, MAIN_PHASES, Action, BadState, EngineError, EnginePanic, Game,
+                                  IllegalAction, determinize)
 from gameplay.core.seatview import hidden_names, humanize, log_entries, recommendation_dict
 from gameplay.models import PlayedGame
 
@@ -315,7 +318,8 @@ def load_game(row: PlayedGame) -> Game:
         raise PlayError(f"this game's stored state cannot be loaded: {exc}", 500) from None
 
 
-def _game_for_update(row: PlayedGame) -> Game:
+def _game_of(row: PlayedGame) -> Game:
+    """The game at ``row.revision``: this process's cached copy (taken out: it becomes the caller's) or a load."""
     game = GAME_CACHE.take(row.pk, row.revision)
     return game if game is not None else load_game(row)
 
@@ -349,6 +353,33 @@ def view_of(row: PlayedGame, game: Game | None = None) -> dict:
     }
 
 
+def provisional_view(row: PlayedGame, game: Game, raw: list) -> dict:
+    """The person's view right after their own action, while a slow AI (a search opponent) thinks about
+    its reply: the action applied, no decision for them, ``provisional`` and still at the stored
+    revision (nothing is written yet; the written view, one revision on, follows). Built like
+    :func:`view_of`, from the seat's observation and the filtered log only."""
+    view = view_of(row, game)
+    log_ = row.log + _log_entries(raw, row, game.state())
+    view.update(provisional=True, actions=[], your_decision=False, log=log_[-LOG_TAIL:], log_size=len(log_),
+                advice=None)
+    return view
+
+
+def _announcer(row: PlayedGame, game: Game, raw: list, on_applied: Callable[[dict], None]) -> Callable[[], None]:
+    """What _advance calls when a slow AI is about to think: hand the provisional view to ``on_applied``."""
+    def announce():
+        try:
+            on_applied(provisional_view(row, game, raw))
+        except Exception:  # noqa: BLE001 - showing it early is a courtesy; the action goes on
+            log.warning("game %s: the provisional view could not be sent", row.pk, exc_info=True)
+    return announce
+
+
+def _slow_opponent(row: PlayedGame) -> bool:
+    """Whether the AI may think for seconds (a search level), so the person should see their action first."""
+    return row.opponent.startswith("search")
+
+
 def game_group(game_id) -> str:
     return f"game-{game_id}"
 
@@ -375,9 +406,28 @@ def _opponent(row: PlayedGame):
     return make_player(row.opponent, seed=(row.seed + row.decisions) % (2 ** 31))
 
 
-def _advance(row: PlayedGame, game: Game, raw: list, auto_pass: bool = True) -> None:
+# "Pass until ...": the person's priority is passed for them (stack empty, passing offered) until
+# the turn ends, or until their own next turn's main phase. Anything else stops it: the AI putting a
+# spell or ability on the stack, a decision that is not a pass (attackers, blockers, a target, a
+# discard), the game's end.
+PASS_UNTIL = {"end_of_turn": "the end of this turn", "my_turn": "your next turn"}
+
+
+def _passing_on(game: Game, seat: int, until: tuple[str, int] | None) -> bool:
+    """Whether a pass-until (mode, turn it was asked on) still passes for ``seat`` now."""
+    if until is None:
+        return False
+    mode, turn = until
+    if game.turn == turn:
+        return True
+    return mode == "my_turn" and not (game.active_player() == seat and game.phase in MAIN_PHASES)
+
+
+def _advance(row: PlayedGame, game: Game, raw: list, auto_pass: bool = True,
+             until: tuple[str, int] | None = None, before_ai: Callable[[], None] | None = None) -> None:
     """The AI acts until it is the person's decision (a forced pass with an empty stack is taken for
-    them) or the game ends. Appends (seat, Action, turn, extra) to ``raw``."""
+    them, and every pass while a pass-until ``until`` runs) or the game ends. Appends (seat, Action,
+    turn, extra) to ``raw``. ``before_ai()`` is called once, before the AI's first decision."""
     human, ai = row.human_seat, 1 - row.human_seat
     player = None
     for _ in range(MAX_AI_STEPS):
@@ -385,6 +435,9 @@ def _advance(row: PlayedGame, game: Game, raw: list, auto_pass: bool = True) -> 
         if not seats:
             return
         if ai in seats:
+            if before_ai is not None:
+                before_ai()
+                before_ai = None
             player = player or _opponent(row)
             try:
                 action = player.choose(game, ai)
@@ -401,8 +454,9 @@ def _advance(row: PlayedGame, game: Game, raw: list, auto_pass: bool = True) -> 
             continue
         if human in seats and auto_pass:
             legal = game.legal_actions(human)
-            if len(legal) == 1 and legal[0].kind == "PassPriority" and _stack_empty(game):
-                game.apply(human, legal[0])
+            passes = [a for a in legal if a.kind == "PassPriority"]
+            if passes and _stack_empty(game) and (len(legal) == 1 or _passing_on(game, human, until)):
+                game.apply(human, passes[0])
                 row.decisions += 1
                 continue
         return
@@ -497,23 +551,63 @@ def _find_action(game: Game, seat: int, action) -> Action:
     return legal[action]
 
 
+def _read(game_id) -> PlayedGame:
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None:
+        raise PlayError("no such game", 404)
+    return row
+
+
+def _commit(row: PlayedGame, game: Game, raw: list) -> PlayedGame | None:
+    """Write what was played on ``row`` (read at ``row.revision``, then played on without a lock) in one
+    short locked transaction, if the stored game is still at that revision. Returns the written row,
+    or None when the game changed meanwhile (nothing is written)."""
+    with locked(row.pk) as fresh:
+        if fresh.revision != row.revision:
+            return None
+        fresh.decisions = row.decisions
+        _guarded(_save, fresh, game, raw)
+        GAME_CACHE.keep(fresh, game)
+        return fresh
+
+
+def _duplicate(row: PlayedGame, client_action_id: str | None) -> Outcome | None:
+    if client_action_id and any(e.get("id") == client_action_id for e in row.log[-400:]):
+        return Outcome(str(row.pk), view_of(row), ack={"client_action_id": client_action_id, "duplicate": True})
+    return None
+
+
+COMMIT_TRIES = 3  # an action played on a revision that moved on meanwhile is re-checked against the new one
+
+
 def human_action(game_id, seat: int, action, expected_revision: int | None = None,
-                 client_action_id: str | None = None, auto_pass: bool = True) -> Outcome:
+                 client_action_id: str | None = None, auto_pass: bool = True, pass_until: str | None = None,
+                 on_applied: Callable[[dict], None] | None = None) -> Outcome:
     """Apply the person's action, then let the AI reply. See the module docstring for the guarantees.
 
     ``action``: an offered action's ``key`` (string) or ``{"type", "data"}``. ``expected_revision``:
     the revision the client saw (a different one is refused as stale, 409). ``client_action_id``:
-    a resend with the same id is answered (``ack.duplicate``), never applied twice."""
+    a resend with the same id is answered (``ack.duplicate``), never applied twice. ``pass_until``
+    (with a pass only): one of PASS_UNTIL, the person's priority is passed for them until then.
+    ``on_applied(view)``: called with the :func:`provisional_view` once the action is applied, when a
+    slow AI is about to think (the shells publish it, so the person sees their action at once).
+
+    The AI thinks without holding the game's row lock (a search opponent may think for many seconds;
+    on SQLite the lock is the whole database's write lock): the action and the AI's replies are played
+    on a private copy of the game read at revision r, and written in one short locked transaction only
+    if the game is still at r. Otherwise nothing is written and the action is judged again against the
+    game as it now is (a resend of an action that landed meanwhile is answered as a duplicate)."""
     if client_action_id is not None and (not isinstance(client_action_id, str) or not 0 < len(client_action_id) <= 64):
         raise PlayError("client_action_id is 1 to 64 characters")
     if expected_revision is not None and (not isinstance(expected_revision, int) or isinstance(expected_revision, bool)):
         raise PlayError("revision must be an integer")
-    with locked(game_id) as row:
-        if client_action_id and any(e.get("id") == client_action_id for e in row.log[-400:]):
-            game = _game_for_update(row)
-            out = Outcome(str(row.pk), view_of(row, game), ack={"client_action_id": client_action_id, "duplicate": True})
-            GAME_CACHE.keep(row, game)
-            return out
+    if pass_until is not None and (not isinstance(pass_until, str) or pass_until not in PASS_UNTIL):
+        raise PlayError(f"pass_until is one of: {', '.join(PASS_UNTIL)}")
+    for _ in range(COMMIT_TRIES):
+        row = _read(game_id)
+        duplicate = _duplicate(row, client_action_id)
+        if duplicate is not None:
+            return duplicate
         if seat != row.human_seat:
             raise PlayError(f"seat {seat} is not yours in this game", 403)
         if row.status != "playing":
@@ -521,10 +615,17 @@ def human_action(game_id, seat: int, action, expected_revision: int | None = Non
         if expected_revision is not None and expected_revision != row.revision:
             raise PlayError(f"stale action: the game is at revision {row.revision}, you sent one for revision "
                             f"{expected_revision}; look again and choose", 409, revision=row.revision)
-        game = _game_for_update(row)
-        if seat not in game.seats_to_act():
-            raise PlayError("it is not your decision now", 409)
-        chosen = _find_action(game, seat, action)
+        game = _game_of(row)
+        try:
+            if seat not in game.seats_to_act():
+                raise PlayError("it is not your decision now", 409)
+            chosen = _find_action(game, seat, action)
+            if pass_until is not None and chosen.kind != "PassPriority":
+                raise PlayError("pass_until goes with passing priority, not with this action")
+        except PlayError:
+            GAME_CACHE.put(row.pk, row.revision, game)  # untouched: the next request need not load it
+            raise
+        until = (pass_until, game.turn) if pass_until else None
         try:
             game.apply(seat, chosen)
         except IllegalAction as exc:
@@ -533,40 +634,37 @@ def human_action(game_id, seat: int, action, expected_revision: int | None = Non
             log.warning("engine panic in game %s: %s", row.pk, exc)
             raise PlayError(f"the rules engine crashed ({exc}); the game is kept as it was before this action",
                             500, panic=True) from None
-        record = chosen
         row.decisions += 1
-        raw = [(seat, record, game.turn, {"id": client_action_id} if client_action_id else {})]
-        _guarded(_advance, row, game, raw, auto_pass)
-        _guarded(_save, row, game, raw)
-        view = view_of(row, game)
-        GAME_CACHE.keep(row, game)
-    cancel_advice(game_id)
-    return Outcome(str(game_id), view, ack={"client_action_id": client_action_id, "duplicate": False})
+        raw = [(seat, chosen, game.turn, {"id": client_action_id} if client_action_id else {})]
+        announce = _announcer(row, game, raw, on_applied) if on_applied is not None and _slow_opponent(row) else None
+        _guarded(_advance, row, game, raw, auto_pass, until, announce)  # the AI thinks here, no lock held
+        written = _commit(row, game, raw)
+        if written is not None:
+            cancel_advice(game_id)
+            return Outcome(str(game_id), view_of(written, game),
+                           ack={"client_action_id": client_action_id, "duplicate": False})
+    raise PlayError("the game kept changing while this action was played; look again and choose", 409)
 
 
 def resume(game_id) -> Outcome | None:
     """Let the AI play on when the stored game waits for it (an advance cut at MAX_AI_STEPS, or a state
-    written by other code). None when the person has the decision or the game is over."""
-    with locked(game_id) as row:
-        if row.status != "playing":
-            return None
-        game = _game_for_update(row)
-        if (1 - row.human_seat) not in game.seats_to_act():
-            GAME_CACHE.keep(row, game)
-            return None
-        raw: list = []
-        _guarded(_advance, row, game, raw)
-        _guarded(_save, row, game, raw)
-        view = view_of(row, game)
-        GAME_CACHE.keep(row, game)
-    return Outcome(str(game_id), view)
+    written by other code). None when the person has the decision, the game is over, or another
+    request played the AI's move meanwhile. The AI thinks without the row lock, as in human_action."""
+    row = _read(game_id)
+    if row.status != "playing":
+        return None
+    game = _game_of(row)
+    if (1 - row.human_seat) not in game.seats_to_act():
+        GAME_CACHE.put(row.pk, row.revision, game)
+        return None
+    raw: list = []
+    _guarded(_advance, row, game, raw)
+    written = _commit(row, game, raw)
+    return Outcome(str(game_id), view_of(written, game)) if written is not None else None
 
 
 def snapshot(game_id) -> dict:
-    row = PlayedGame.objects.filter(pk=game_id).first()
-    if row is None:
-        raise PlayError("no such game", 404)
-    return view_of(row)
+    return view_of(_read(game_id))
 
 
 # --- publishing ---------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 DIFFICULTIES = ("VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
 GAME_OVER = "GameOver"
+MAIN_PHASES = frozenset({"PreCombatMain", "PostCombatMain"})  # where a player may cast sorceries and play lands
 
 
 class EngineError(Exception):

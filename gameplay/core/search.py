@@ -42,8 +42,8 @@ from typing import Callable
 
 from gameplay.core import players as _players
 from gameplay.core import value as _value
-from gameplay.core.engine import (DIFFICULTIES, GAME_OVER, Action, EngineError, Game, IllegalAction, _seats_of,
-                                  determinize)
+from gameplay.core.engine import (DIFFICULTIES, GAME_OVER, MAIN_PHASES, Action, EngineError, Game, IllegalAction,
+                                  _seats_of, determinize)
 from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 
 ALGORITHMS = ("flat", "mcts", "minimax")
@@ -200,14 +200,13 @@ def state_hash(state: dict) -> str:
     return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
 
 
-_MAIN_PHASES = {"PreCombatMain", "PostCombatMain"}
 _STALLING = {"VeryEasy", "Easy"}  # the engine AIs seen stuck passing (bench/README.md)
 
 
 def stalls(game: Game, seat: int, action: Action) -> bool:
     """Whether ``action`` passes on ``seat``'s own main phase, with nothing on the stack, while a
     land could be played: almost never right, and the mark of an engine AI stuck passing."""
-    if action.kind != "PassPriority" or game.phase not in _MAIN_PHASES:
+    if action.kind != "PassPriority" or game.phase not in MAIN_PHASES:
         return False
     try:
         if game.active_player() != seat or game.stack_size():
@@ -847,7 +846,7 @@ def worth_searching(game: Game, seat: int, prompt: dict | None = None) -> bool:
     kind = prompt.get("type")
     if kind in ("DeclareAttackers", "DeclareBlockers"):
         return True
-    if kind == "Priority" and game.phase in _MAIN_PHASES:
+    if kind == "Priority" and game.phase in MAIN_PHASES:
         try:
             return game.active_player() == seat and not (game.state()["state"].get("stack"))
         except _SIM_ERRORS:

@@ -107,7 +107,8 @@
       const r = view.result || {};
       $("game-over").textContent = r.you_won ? "You won!" : r.draw ? "The game is a draw." : "The AI won.";
     }
-    $("decision-prompt").textContent = over ? "" : view.your_decision ? promptText() : "Waiting for the AI…";
+    $("decision-prompt").textContent = over ? "" : view.your_decision ? promptText() :
+      view.provisional ? "The AI is thinking…" : "Waiting for the AI…";
     const best = advice && advice.recommendation ? advice.recommendation.action.key : null;
     // Identical land drops (three "Play Mountain") are one button; it plays the recommended copy if any.
     const groups = [];
@@ -127,6 +128,14 @@
       b.addEventListener("click", () => act(g.keys.includes(best) ? best : g.keys[0]));
       return b;
     }));
+    // "Pass to end of turn" / "Pass until my turn": a pass the server repeats for you (docs/game-advice.md)
+    const pass = view.actions.find((a) => a.type === "PassPriority");
+    const until = $("pass-until");
+    until.hidden = over || !pass;
+    until.querySelectorAll("button").forEach((b) => {
+      b.disabled = !!pending;
+      b.onclick = pass ? () => act(pass.key, b.dataset.until) : null;
+    });
   }
 
   function renderLog() {
@@ -135,9 +144,11 @@
       el("li", {"class": "log-" + e.who}, (e.who === "you" ? "You: " : e.who === "ai" ? "AI: " : "") + e.text)));
   }
 
-  function act(key) {
+  function act(key, passUntil) {
     if (pending || !view || view.status !== "playing") return;  // one click = one action
-    pending = slot.set({v: 1, action: "act", key: key, revision: view.revision, client_action_id: newId()});
+    const msg = {v: 1, action: "act", key: key, revision: view.revision, client_action_id: newId()};
+    if (passUntil) msg.pass_until = passUntil;
+    pending = slot.set(msg);
     showError("");
     renderActions();
     send(pending);

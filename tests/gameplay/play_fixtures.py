@@ -1,6 +1,8 @@
 """Fixtures of the play tests (imported by the test modules that use them)."""
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 
@@ -40,3 +42,23 @@ def play_to_a_choice(session_key: str, seed: int = 8):
         view = play.human_action(row.pk, 0, view["actions"][0]["key"], expected_revision=view["revision"]).view
     assert len(view["actions"]) > 1
     return row, view
+
+
+class ThinkingPlayer:
+    """The engine's VeryEasy AI, except that its first decision waits until the test sets ``go``: an
+    opponent thinking for as long as the test needs (``started`` is set when it begins)."""
+
+    def __init__(self):
+        from gameplay.core.players import EnginePlayer
+
+        self.inner = EnginePlayer("VeryEasy")
+        self.name = "thinking"
+        self.started, self.go = threading.Event(), threading.Event()
+        self.calls = 0
+
+    def choose(self, game, seat):
+        self.calls += 1
+        if self.calls == 1:
+            self.started.set()
+            assert self.go.wait(30), "the test never let the AI go on"
+        return self.inner.choose(game, seat)

@@ -97,6 +97,23 @@ def test_games_api_create_act_and_refuse(client, game_catalogue):
     assert post(stranger, f"/api/games/{game_id}/actions", {"key": keep}).status_code == 404
     assert PlayedGame.objects.get(pk=game_id).revision == 2
 
+    # "Pass until my turn": one request passes for the person until their next main phase (or until
+    # the AI puts something on the stack, or another decision comes up); only with a pass.
+    view = client.get(f"/api/games/{game_id}").json()["view"]
+    passing = next(a["key"] for a in view["actions"] if a["type"] == "PassPriority")
+    other = next(a["key"] for a in view["actions"] if a["type"] != "PassPriority")
+    for body, field in (({"key": passing, "revision": 2, "pass_until": "forever"}, "end_of_turn"),
+                        ({"key": passing, "revision": 2, "pass_until": ["my_turn"]}, "end_of_turn"),
+                        ({"key": other, "revision": 2, "pass_until": "my_turn"}, "passing priority")):
+        refused = post(client, f"/api/games/{game_id}/actions", body)
+        assert refused.status_code == 400 and field in refused.json()["errors"][0]["message"]
+    assert PlayedGame.objects.get(pk=game_id).revision == 2
+    passed = post(client, f"/api/games/{game_id}/actions", {"key": passing, "revision": 2, "pass_until": "my_turn"})
+    assert passed.status_code == 200 and passed.json()["view"]["revision"] == 3
+    board = passed.json()["view"]["board"]
+    assert (board["stack"] or board["turn"] > view["board"]["turn"] or passed.json()["view"]["status"] == "finished"
+            or not any(a["type"] == "PassPriority" for a in passed.json()["view"]["actions"]))
+
     bad = post(client, "/api/games", {"deck": {"name": "Typos", "main": [["Island", 56], ["Spellstutter Sprit", 4]]},
                                       "opponent_deck": "sample:dimir_terror"})
     assert bad.status_code == 400

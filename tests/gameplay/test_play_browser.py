@@ -89,6 +89,26 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
                   state["battlefield"] + opp["graveyard"] + state["exile"] + list(_stack_ids(state))}
         said = " ".join(e["text"] for e in row.log if e.get("who") == "ai")
         assert not [n for n in hidden - public if n in html and n not in said]
+
+        # "Pass until my turn": one click, and the server passes for you until your next main phase
+        # (or until the AI puts something on the stack, or you must decide something else).
+        for _ in range(10):
+            expect(page.locator("#actions .action").first).to_be_enabled()
+            if page.locator("#pass-until").is_visible() or page.locator("#game-over").is_visible():
+                break
+            page.locator("#actions .action").first.click()
+            page.wait_for_timeout(300)
+        if page.locator("#pass-until").is_visible():
+            row.refresh_from_db()
+            before = row.revision
+            page.get_by_role("button", name="Pass until my turn").click()
+            expect(page.locator("#pass-until button").first).to_be_enabled(timeout=120_000)
+            row.refresh_from_db()
+            assert row.revision > before
+            now = play.view_of(row)
+            whose = "your turn" if now["board"]["active_player"] == now["you"] else "the AI's turn"
+            expect(page.locator("#turn-info")).to_have_text(f"Turn {now['turn']} · {whose}")
+            page.screenshot(path=str(ARTIFACTS / "game-pass-until.png"), full_page=True)
         assert not problems, problems
     except Exception:
         log = tmp_path / "daphne.log"

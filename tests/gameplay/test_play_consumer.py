@@ -15,7 +15,7 @@ from gameplay import play
 from gameplay.models import PlayedGame
 from tests.ws import connect_path, guest_session
 from tests.ws import receive_until as _receive_until
-from tests.gameplay.play_fixtures import advice_worker, game_env, play_to_a_choice  # noqa: F401  (fixtures)
+from tests.gameplay.play_fixtures import ThinkingPlayer, advice_worker, game_env, play_to_a_choice  # noqa: F401
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -50,6 +50,8 @@ def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # n
                           ('{"v": 1, "action": "dance"}', "unknown action"), ("[1]", "JSON objects"),
                           ('{"v": 1, "action": "act"}', "key"),
                           ('{"v": 1, "action": "act", "key": "x", "revision": "one"}', "revision"),
+                          ('{"v": 1, "action": "act", "key": "x", "pass_until": "forever"}', "pass_until"),
+                          ('{"v": 1, "action": "act", "key": "x", "pass_until": ["my_turn"]}', "pass_until"),
                           ('{"v": 1, "action": "advise", "seconds": -1}', "positive")]:
             await ws.send_to(text_data=bad)
             err = await receive_until(ws, lambda m: m["type"] == "error")
@@ -125,3 +127,34 @@ def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == after["revision"] and any(e.get("id") == "best" for e in stored.log)
     assert json.dumps(done)  # plain JSON
+
+
+def test_against_a_slow_ai_your_action_shows_before_its_reply(game_env, monkeypatch):  # noqa: F811
+    owner = guest_session()
+    row, _ = play.create_game("sample:mono_red_aggro", "sample:dimir_terror", "search:fast", first="you",
+                              session_key=owner, seed=5)
+    thinker = ThinkingPlayer()
+    monkeypatch.setattr(play, "_opponent", lambda _row: thinker)
+
+    async def scenario():
+        ws, ok, _ = await connect(row.pk, owner)
+        assert ok
+        view = await receive_until(ws, lambda m: m["type"] == "game")
+        keep = next(a["key"] for a in view["actions"] if a["label"] == "Keep hand")
+        await ws.send_json_to({"v": 1, "action": "act", "key": keep, "revision": 1, "client_action_id": "p1"})
+        try:
+            early = await receive_until(ws, lambda m: m["type"] == "game" and m.get("provisional"))
+            assert not thinker.go.is_set()  # it came while the AI was still thinking
+        finally:
+            thinker.go.set()
+        # The person's action, no decision for them, still the stored revision; nothing hidden.
+        assert early["revision"] == 1 and early["actions"] == [] and not early["your_decision"]
+        assert [e["text"] for e in early["log"] if e["who"] == "you"] == ["Keep hand"]
+        assert "hand" not in early["board"]["players"][1]
+        assert (await receive_until(ws, lambda m: m["type"] == "acted"))["client_action_id"] == "p1"
+        final = await receive_until(ws, lambda m: m["type"] == "game")
+        assert final["revision"] == 2 and not final.get("provisional") and final["your_decision"]
+        await ws.disconnect()
+
+    asyncio.run(scenario())
+    assert thinker.started.is_set() and PlayedGame.objects.get(pk=row.pk).revision == 2

@@ -1,7 +1,9 @@
-"""gameplay.play: games against the AI under a row lock (real engine, the sample decks' cards)."""
+"""gameplay.play: games against the AI, written under a short row lock (real engine, the sample decks' cards)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 
 import pytest
 
@@ -9,6 +11,7 @@ from gameplay import play
 from gameplay.core.engine import EnginePanic, Game
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
+from tests.gameplay.play_fixtures import ThinkingPlayer, play_to_a_choice
 
 pytestmark = pytest.mark.django_db
 SESSION = "s" * 32
@@ -228,3 +231,124 @@ def test_the_person_never_sees_the_opponents_hand_or_a_library(game_catalogue, c
     assert stored.turn >= 3 and any(e["who"] == "ai" for e in stored.log)
     check(client.get(f"/games/{row.pk}/").content.decode(), json.loads(stored.state))
     assert checked > 15 and (advised == 2 or not play.search_levels())
+
+
+def _act_in_thread(results, *args, **kwargs):
+    from django.db import connection
+
+    try:
+        results.append(play.human_action(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - handed to the test
+        results.append(exc)
+    finally:
+        connection.close()
+
+
+@contextlib.contextmanager
+def ai_thinking(monkeypatch, *args, **kwargs):
+    """``play.human_action(*args, **kwargs)`` in another thread, held while its AI thinks about its first
+    reply; the block runs meanwhile. Yields the list that receives the call's Outcome or exception."""
+    thinker = ThinkingPlayer()
+    monkeypatch.setattr(play, "_opponent", lambda _row: thinker)
+    results: list = []
+    worker = threading.Thread(target=_act_in_thread, args=(results, *args), kwargs=kwargs)
+    worker.start()
+    try:
+        assert thinker.started.wait(30), "the AI never had to reply"
+        yield results
+        assert not thinker.go.is_set()
+    finally:
+        thinker.go.set()
+        worker.join(60)
+    assert results, "the action did not finish"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_ai_thinks_without_holding_the_game_lock(game_catalogue, monkeypatch):
+    row = new_game()
+    keep = keys_of(play.view_of(row), "Keep hand")[0]
+    with ai_thinking(monkeypatch, row.pk, 0, keep, expected_revision=1, client_action_id="k1") as results:
+        # While the AI thinks, the game's lock is free (on SQLite: the database's write lock too).
+        with play.locked(row.pk) as locked_row:
+            assert locked_row.revision == 1
+    out = results[0]
+    assert isinstance(out, play.Outcome) and out.view["revision"] == 2 and out.ack["duplicate"] is False
+    stored = PlayedGame.objects.get(pk=row.pk)
+    assert stored.revision == 2 and [e.get("id") for e in stored.log].count("k1") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_game_that_moved_on_while_the_ai_thought_is_not_overwritten(game_catalogue, monkeypatch):
+    row = new_game()
+    keep = keys_of(play.view_of(row), "Keep hand")[0]
+
+    # 1. The same action resent while the first copy's AI still thinks: the resend lands, and the
+    #    first copy, finding its action already written, answers as a duplicate; it is logged once.
+    with ai_thinking(monkeypatch, row.pk, 0, keep, expected_revision=1, client_action_id="k1") as results:
+        resent = play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="k1")
+        assert resent.ack["duplicate"] is False and resent.view["revision"] == 2
+    assert isinstance(results[0], play.Outcome) and results[0].ack["duplicate"] is True
+    stored = PlayedGame.objects.get(pk=row.pk)
+    assert stored.revision == 2 and [e.get("id") for e in stored.log].count("k1") == 1
+
+    # 2. Another write while the AI thinks: the thinking action is judged again against the game as it
+    #    now is (here stale: it was sent for the revision that moved on) and writes nothing.
+    key = play.view_of(stored)["actions"][0]["key"]
+    with ai_thinking(monkeypatch, row.pk, 0, key, expected_revision=2) as results:
+        with play.locked(row.pk) as locked_row:
+            locked_row.revision += 1
+            locked_row.save()
+    err = results[0]
+    assert isinstance(err, play.PlayError) and err.code == 409 and "stale" in str(err)
+    after = PlayedGame.objects.get(pk=row.pk)
+    assert after.revision == 3 and after.state == stored.state and after.log == stored.log
+
+
+def _stopped_rightly(view, mode: str, start_turn: int) -> bool:
+    """Where a pass-until may hand the decision back: the game's end, something on the stack, a decision
+    that is not a pass, or the point it was asked to pass to."""
+    board = view["board"]
+    if view["status"] == "finished" or board["stack"] or not any(a["type"] == "PassPriority" for a in view["actions"]):
+        return True
+    if mode == "end_of_turn":
+        return view["turn"] != start_turn
+    return view["turn"] != start_turn and board["active_player"] == view["you"] and board["phase"] in (
+        "PreCombatMain", "PostCombatMain")
+
+
+@pytest.mark.parametrize("mode", ["my_turn", "end_of_turn"])
+def test_pass_until_passes_for_the_person_until_then(game_catalogue, mode):
+    row, view = play_to_a_choice(SESSION)
+    reached = False
+    for _ in range(12):
+        if view["status"] == "finished":
+            break
+        start = view["turn"]
+        key = next((a["key"] for a in view["actions"] if a["type"] == "PassPriority"), None)
+        if key is None:  # a decision that is not a pass (blockers, a target): take the first choice
+            view = play.human_action(row.pk, 0, view["actions"][0]["key"], expected_revision=view["revision"]).view
+            continue
+        view = play.human_action(row.pk, 0, key, expected_revision=view["revision"], pass_until=mode).view
+        assert view["your_decision"] or view["status"] == "finished"
+        assert _stopped_rightly(view, mode, start), (mode, start, view["turn"], view["board"]["phase"])
+        reached = reached or (view["turn"] != start and not view["board"]["stack"])
+    assert reached, "no pass-until ever reached the point it passes to"
+    # The AI's moves on the way are in the log; the person's passes made for them are not.
+    stored = PlayedGame.objects.get(pk=row.pk)
+    assert any(e["who"] == "ai" and e["turn"] > 1 for e in stored.log)
+
+
+def test_pass_until_is_refused_with_anything_but_a_pass(game_catalogue):
+    row, view = play_to_a_choice(SESSION)
+    before = PlayedGame.objects.get(pk=row.pk).state
+    other = next(a["key"] for a in view["actions"] if a["type"] != "PassPriority")
+    passing = next(a["key"] for a in view["actions"] if a["type"] == "PassPriority")
+    with pytest.raises(play.PlayError) as with_land:
+        play.human_action(row.pk, 0, other, expected_revision=view["revision"], pass_until="my_turn")
+    assert with_land.value.code == 400 and "passing priority" in str(with_land.value)
+    for bad in ("forever", "", 3, ["my_turn"], {"mode": "my_turn"}):
+        with pytest.raises(play.PlayError) as unknown:
+            play.human_action(row.pk, 0, passing, expected_revision=view["revision"], pass_until=bad)
+        assert unknown.value.code == 400 and "end_of_turn" in str(unknown.value)
+    stored = PlayedGame.objects.get(pk=row.pk)
+    assert stored.revision == view["revision"] and stored.state == before  # nothing was written
