@@ -1,7 +1,7 @@
 """Game strength: our search against the engine's built-in AI at each level and against random play.
 
     python bench/game_strength.py [--ours search:default] [--opponents random VeryEasy Easy Medium Hard VeryHard]
-                                  [--games 20] [--procs 2] [--seed 1000] [--append]
+                                  [--games 20] [--procs 2] [--seed 1000] [--append] [--model-opponent] [--oracle]
 
 Every pairing plays mirrored pairs: the same seed and the same two decks twice, with the players
 swapping seats, so neither the deck nor the seat favours anyone (mono-red wins ~71% of decisive
@@ -130,9 +130,22 @@ class _Timed:
         return action
 
 
+def _clairvoyant(state, observer, rng):
+    """--oracle's stand-in for engine.determinize: the real hidden cards and library order, only the
+    engine's random seed changed. A diagnostic that cheats, never used by the site."""
+    full = json.loads(json.dumps(state)) if not isinstance(state, str) else json.loads(state)
+    full["state"]["rng_seed"] = rng.getrandbits(63)
+    full["state"]["rng_word_pos"] = 0
+    return full
+
+
 def play_one(job: dict) -> dict:
     """One game (runs in a worker process)."""
+    from gameplay.core import search
+    from gameplay.core.engine import determinize
     from gameplay.core.players import make_player, play_game
+
+    search.determinize = _clairvoyant if job.get("oracle") else determinize
 
     decks = sample_decks()
     eng = engine()
@@ -170,7 +183,8 @@ def play_one(job: dict) -> dict:
     return out
 
 
-def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int, model_opponent: bool = False) -> list[dict]:
+def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int, model_opponent: bool = False,
+             oracle: bool = False) -> list[dict]:
     names = sorted(sample_decks())
     pairs = list(itertools.permutations(names, 2))
     jobs = []  # pair by pair across the opponents, so a run cut short leaves every pairing about as far along
@@ -180,7 +194,8 @@ def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int, mo
             for ours_seat in (0, 1):
                 jobs.append({"ours": ours, "opponent": opponent, "pair": i, "seed": seed + i, "decks": list(decks),
                              "ours_seat": ours_seat, "max_decisions": max_decisions,
-                             **({"model_opponent": True} if model_opponent else {})})
+                             **({"model_opponent": True} if model_opponent else {}),
+                             **({"oracle": True} if oracle else {})})
     return jobs
 
 
@@ -230,7 +245,36 @@ def summarize(games: list[dict]) -> dict:
             s[0] += g["score"]
             s[1] += 1
         entry["ours_by_deck"] = {d: {"games": s[1], "win_rate": round(s[0] / s[1], 3)} for d, s in sorted(by_deck.items())}
+        entry.update(by_role(rows, TARGETS.get(opponent)))
         out[opponent] = entry
+    return out
+
+
+def by_role(rows: list[dict], target: float | None = None) -> dict:
+    """Our win rate with the favoured and with the underdog deck of each matchup. The favourite of a
+    pair of decks is the one that won more of these games (whoever piloted it); a tie has none. With a
+    target: the underdog win rate that would reach it, given ours as the favourite."""
+    won: dict[tuple, dict[str, float]] = {}
+    for g in rows:
+        if g["winner"] is not None:
+            tally = won.setdefault(tuple(sorted(g["decks"])), {})
+            tally[g["decks"][g["winner"]]] = tally.get(g["decks"][g["winner"]], 0) + 1
+    favourite = {}
+    for pair, tally in won.items():
+        ranked = sorted(tally.items(), key=lambda kv: -kv[1])
+        if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
+            favourite[pair] = ranked[0][0]
+    roles = {"favourite": [0.0, 0], "underdog": [0.0, 0]}
+    for g in rows:
+        fav = favourite.get(tuple(sorted(g["decks"])))
+        if fav is not None:
+            r = roles["favourite" if g["decks"][g["ours_seat"]] == fav else "underdog"]
+            r[0] += g["score"]
+            r[1] += 1
+    out = {f"ours_as_{k}": {"games": n, "win_rate": round(w / n, 3)} for k, (w, n) in roles.items() if n}
+    fav_rate = out.get("ours_as_favourite", {}).get("win_rate")
+    if target is not None and fav_rate is not None:
+        out["underdog_win_rate_for_target"] = round(max(0.0, 2 * target - fav_rate), 3)
     return out
 
 
@@ -316,6 +360,9 @@ def main() -> int:
                         help="merge with the games already in the output; games already there are not replayed")
     parser.add_argument("--model-opponent", action="store_true",
                         help="a search player models the engine opponent as the AI level it really is (search:<level>@<AI>)")
+    parser.add_argument("--oracle", action="store_true",
+                        help="diagnostic: the search sees the real hidden cards and library order (a ceiling for "
+                             "what better inference of hidden information could give; cheats, never on the site)")
     parser.add_argument("--paired-with", nargs="+", default=[], metavar="FILE",
                         help="other results files on the same seeds: count the games whose result differs, each way")
     parser.add_argument("--redo", action="store_true", help="with --append: replay games already there")
@@ -324,13 +371,16 @@ def main() -> int:
     args = parser.parse_args()
     if args.model_opponent and not args.ours.startswith("search"):
         parser.error("--model-opponent needs a search player (--ours search:<level>)")
+    if args.oracle and not args.ours.startswith("search"):
+        parser.error("--oracle needs a search player (--ours search:<level>)")
     if args.replot:
         return replot(Path(args.output), args.paired_with)
 
     started = time.time()
     card_data_path()  # build once before the workers start
-    jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions, args.model_opponent)
-    ours_name = args.ours + ("@opponent's AI" if args.model_opponent else "")
+    jobs = jobs_for(args.ours, args.opponents, args.games, args.seed, args.max_decisions, args.model_opponent,
+                    args.oracle)
+    ours_name = args.ours + ("@opponent's AI" if args.model_opponent else "") + (" (clairvoyant)" if args.oracle else "")
     out_path = Path(args.output)
     old = []
     this_command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
