@@ -76,6 +76,45 @@ def test_mulligan_actions_are_each_seats_own_while_one_puts_cards_on_the_bottom(
     assert game.seats_to_act() and game.legal_actions(game.seat_to_act())[0].kind != "MulliganDecision"
 
 
+def _object_ids(data):
+    """Every object id an action's data names (object_id, card_id, cards, targets, ...)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, int) and not isinstance(value, bool) and key.endswith("id"):
+                yield value
+            else:
+                yield from _object_ids(value)
+    elif isinstance(data, list):
+        for value in data:
+            if isinstance(value, int) and not isinstance(value, bool):
+                yield value
+            else:
+                yield from _object_ids(value)
+
+
+@pytest.mark.parametrize("decks, seed", [(("mono_red_aggro", "dimir_terror"), 103),
+                                         (("dimir_terror", "mono_blue_faeries"), 105)])
+def test_no_offered_action_names_a_card_the_other_seat_has_hidden(engine, decks, seed):
+    # Random mulligans and plays against the engine's AI: at every decision, nothing a seat is
+    # offered may name a card in the other seat's hand or library.
+    game = engine.new_game(deck_list(decks[0]), deck_list(decks[1]), seed=seed)
+    players = (RandomPlayer(seed), EnginePlayer("Easy"))
+    offered = 0
+    for _ in range(400):
+        seats = game.seats_to_act()
+        if not seats:
+            break
+        state = game.state()["state"]
+        for seat in seats:
+            other = state["players"][1 - seat]
+            hidden = set(other["hand"]) | set(other["library"])
+            for action in game.legal_actions(seat):
+                offered += 1
+                assert not set(_object_ids(action.data)) & hidden, (seat, action.label, game.prompt())
+        game.apply(seats[0], players[seats[0]].choose(game, seats[0]))
+    assert offered > 300
+
+
 def test_snapshot_restore_continues_identically(engine):
     game = engine.new_game(deck_list("mono_blue_faeries"), deck_list("dimir_terror"), seed=7)
     players = (EnginePlayer("VeryEasy"), EnginePlayer("VeryEasy"))
