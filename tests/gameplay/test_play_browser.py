@@ -1,5 +1,6 @@
 """Playwright + Debian's chromium against a real Daphne: start a game from the form, click an action,
-see the advisor's recommendation appear over the websocket, play it with one click."""
+see the advisor's recommendation appear over the websocket, play it with one click; against a search
+opponent, see your action and "The AI is thinking…" before its reply."""
 from __future__ import annotations
 
 import os
@@ -109,6 +110,74 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
             whose = "your turn" if now["board"]["active_player"] == now["you"] else "the AI's turn"
             expect(page.locator("#turn-info")).to_have_text(f"Turn {now['turn']} · {whose}")
             page.screenshot(path=str(ARTIFACTS / "game-pass-until.png"), full_page=True)
+        assert not problems, problems
+    except Exception:
+        log = tmp_path / "daphne.log"
+        print(log.read_text()[-6000:] if log.exists() else "(no Daphne log)")
+        raise
+    finally:
+        context.close()
+        connections.close_all()
+
+
+# Records every text the decision prompt shows, however briefly (a provisional view may be replaced by
+# the AI's reply a moment later, before a poll could see it).
+PROMPT_RECORDER = """
+window.__prompts = [];
+document.addEventListener("DOMContentLoaded", () => {
+  const prompt = document.getElementById("decision-prompt");
+  if (!prompt) return;
+  new MutationObserver(() => window.__prompts.push(prompt.textContent))
+    .observe(prompt, {childList: true, characterData: true, subtree: true});
+});
+"""
+
+
+def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, daphne_server, browser,  # noqa: F811
+                                                                     tmp_path):
+    from playwright.sync_api import expect
+
+    from django.db import connections
+
+    from gameplay import play
+
+    if "fast" not in play.search_levels():
+        pytest.skip("gameplay.core.search is not available")
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.add_init_script(PROMPT_RECORDER)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    problems = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    try:
+        page.goto(f"{daphne_server}/games/")
+        page.select_option("select[name=deck]", "sample:mono_red_aggro")
+        page.select_option("select[name=ai_deck]", "sample:mono_white_weenie")
+        page.select_option("select[name=opponent]", "search:fast")
+        page.select_option("select[name=first]", "you")
+        page.click("#game-form button[type=submit]")
+        page.wait_for_url(re.compile(r"/games/[0-9a-f-]{36}/$"))
+        expect(page.locator("#conn")).to_have_text("live")
+        page.locator("#advice-auto").uncheck()  # this test is about the opponent, not the advisor
+
+        # Play the first offered action until one hands the decision to the AI: the page must show
+        # that action and "The AI is thinking…" before the AI's reply arrives.
+        thought = False
+        for _ in range(20):
+            button = page.locator("#actions .action").first
+            expect(button).to_be_enabled(timeout=120_000)
+            label = button.inner_text()
+            button.click()
+            expect(page.locator("#actions .action").first).to_be_enabled(timeout=120_000)
+            prompts = page.evaluate("window.__prompts")
+            if "The AI is thinking…" in prompts:
+                thought = True
+                break
+            page.evaluate("window.__prompts = []")
+        assert thought, "'The AI is thinking…' never showed in 20 actions"
+        assert "Waiting for the AI…" not in prompts  # a search opponent's wait is shown as thinking
+        expect(page.locator("#log")).to_contain_text("You: " + label.split(" (")[0])
+        expect(page.locator("#decision-prompt")).not_to_have_text("The AI is thinking…")  # the reply came
         assert not problems, problems
     except Exception:
         log = tmp_path / "daphne.log"
