@@ -98,6 +98,31 @@ def _guard(call, *args, **kwargs):
         raise EnginePanic(f"the rules engine crashed: {exc}") from None
 
 
+# Enum variants phase.rs (0.103) writes in a state but refuses when reading it back, and what to read
+# instead. A target prompt for a pump spell describes the pump as "Increase" / "Decrease" (e.g. +2/+0,
+# -3/-0); the reader knows only None / Destination / Modification. The detail only describes the
+# effect to whoever picks the targets; the targets offered and their legality do not depend on it.
+_UNREADABLE_EFFECT_DETAILS = {"Increase", "Decrease"}
+
+
+def repair_state(state: dict) -> dict:
+    """``state`` (``Game.state()``), with what the engine writes but cannot read back replaced by what
+    it can (see _UNREADABLE_EFFECT_DETAILS). Returns ``state`` itself when nothing needs repair, else
+    a repaired copy (the caller's dict is never changed)."""
+    waiting = state["state"].get("waiting_for")
+    slots = (waiting.get("data") or {}).get("target_slots") if isinstance(waiting, dict) else None
+    if not isinstance(slots, list) or not any(
+            isinstance(slot, dict) and (slot.get("effect_detail") or {}).get("type") in _UNREADABLE_EFFECT_DETAILS
+            for slot in slots):
+        return state
+    repaired = dict(state, state=dict(state["state"], waiting_for=dict(waiting, data=dict(waiting["data"]))))
+    repaired["state"]["waiting_for"]["data"]["target_slots"] = [
+        dict(slot, effect_detail={"type": "None"})
+        if isinstance(slot, dict) and (slot.get("effect_detail") or {}).get("type") in _UNREADABLE_EFFECT_DETAILS
+        else slot for slot in slots]
+    return repaired
+
+
 class Game:
     """A live game. Seats are 0 and 1."""
 
@@ -249,6 +274,24 @@ class Game:
         except ValueError as exc:
             raise IllegalAction(str(exc)) from None
         return {"fast_forwarded": result.fast_forwarded}
+
+    def engine_action(self, seat: int, payload: dict) -> Action:
+        """The action ``{"type", "data"}`` as the engine reads it, whether or not :meth:`legal_actions`
+        lists it: the engine's own AI chooses among more than that list (a four-creature attack, two
+        blockers on one attacker, a scry order), and a recorded game replays such moves. The engine
+        still checks it when it is applied. Never for what a person sends (they pick offered keys)."""
+        import phase  # noqa: PLC0415 - loaded with the engine
+
+        if not isinstance(payload, dict) or not isinstance(payload.get("type"), str):
+            raise IllegalAction("an action is a JSON object with a 'type'")
+        if payload.get("data") is None:
+            payload = {"type": payload["type"]}
+        try:
+            native = phase.GameAction.from_dict(payload)
+        except (ValueError, TypeError) as exc:
+            raise IllegalAction(f"the engine cannot read this action: {str(exc)[:200]}") from None
+        d = native.to_dict()
+        return Action(seat, d["type"], d.get("data"), self.describe(d), native)
 
     def ai_action(self, seat: int, difficulty: str = "Medium") -> Action | None:
         """The engine's built-in AI choice for ``seat`` at ``difficulty``."""
@@ -422,6 +465,7 @@ class PhaseEngine:
                 raise BadState(f"the game state is not JSON: {exc}") from None
         if not isinstance(state, dict) or not isinstance(state.get("state"), dict):
             raise BadState("a game state is the engine's JSON object with a 'state' key")
+        state = repair_state(state)
         try:
             native = _guard(self._engine.load_game, state)
         except (ValueError, TypeError, KeyError) as exc:
