@@ -51,6 +51,10 @@ class PlayedGame(models.Model):
     log = models.JSONField(default=list, blank=True, help_text="what the person may see happen, in order")
     revision = models.PositiveIntegerField(default=0)
     decisions = models.PositiveIntegerField(default=0)
+    first_player = models.PositiveSmallIntegerField(null=True, blank=True, help_text="the seat that played first")
+    moves = models.JSONField(default=list, blank=True,
+                             help_text="every move applied since the deal, [seat, action key], in order: the game "
+                                       "is rebuilt from them when the engine cannot read its own stored state")
     advice = models.JSONField(null=True, blank=True, help_text="the last finished advice: {revision, ...}")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

@@ -312,10 +312,38 @@ def get_engine():
 
 
 def load_game(row: PlayedGame) -> Game:
+    """The stored game. phase.rs writes some states it cannot read back (a token copy's triggers
+    after Offspring, for one: docs/game-advice.md); such a game is rebuilt by replaying its moves."""
     try:
         return get_engine().load(row.state)
     except (BadState, EnginePanic) as exc:
-        raise PlayError(f"this game's stored state cannot be loaded: {exc}", 500) from None
+        problem = exc
+    game = _replay(row)
+    if game is None:
+        raise PlayError(f"this game's stored state cannot be loaded: {problem}", 500)
+    log.warning("game %s: the stored state could not be loaded (%s); rebuilt from its %d moves",
+                row.pk, str(problem)[:200], len(row.moves))
+    return game
+
+
+def _replay(row: PlayedGame) -> Game | None:
+    """The game rebuilt from its decks, seed and first player by applying ``row.moves`` in order (the
+    engine is deterministic), or None when it cannot be (a game stored before moves were recorded,
+    a deck the engine no longer knows, a move it now refuses)."""
+    if row.first_player is None or len(row.moves) != row.decisions:
+        return None
+    human, problem = check_deck(row.human_deck, "your deck")
+    ai, ai_problem = check_deck(row.ai_deck, "the AI's deck")
+    if problem or ai_problem:
+        return None
+    try:
+        game = _new_game(row, human, ai)
+        for seat, key in row.moves:
+            offered = {a.key: a for a in game.legal_actions(seat)}
+            game.apply(seat, offered[key] if key in offered else game.engine_action(seat, json.loads(key)))
+    except (EngineError, ValueError):
+        return None
+    return game
 
 
 def _game_of(row: PlayedGame) -> Game:
@@ -443,24 +471,44 @@ def _advance(row: PlayedGame, game: Game, raw: list, auto_pass: bool = True,
                 action = player.choose(game, ai)
             except IllegalAction:
                 action = None
-            offered = game.legal_actions(ai)
-            if action is None or action.key not in {a.key for a in offered}:
-                if not offered:
-                    raise PlayError("the AI has no legal action (the engine is stuck)", 500)
-                action = offered[0]
-            game.apply(ai, action)
-            row.decisions += 1
+            action = _apply_ai_move(row, game, ai, action)
             raw.append((ai, action, game.turn, {}))
             continue
         if human in seats and auto_pass:
             legal = game.legal_actions(human)
             passes = [a for a in legal if a.kind == "PassPriority"]
             if passes and _stack_empty(game) and (len(legal) == 1 or _passing_on(game, human, until)):
-                game.apply(human, passes[0])
-                row.decisions += 1
+                _play(row, game, human, passes[0])
                 continue
         return
     log.warning("game %s: the AI took %d decisions without handing over", row.pk, MAX_AI_STEPS)
+
+
+def _play(row: PlayedGame, game: Game, seat: int, action: Action) -> None:
+    """Apply ``action`` for ``seat``, add it to the game's record of moves (``row.moves``, what
+    :func:`_replay` rebuilds the game from) and count the decision."""
+    game.apply(seat, action)
+    row.moves.append([seat, action.key])
+    row.decisions += 1
+
+
+def _apply_ai_move(row: PlayedGame, game: Game, ai: int, chosen: Action | None) -> Action:
+    """Apply the AI's chosen move, listed among the offered ones or not (the engine's AI picks among
+    more: a four-creature attack, two blockers on one attacker); if the engine refuses it, or the AI
+    chose nothing, the offered moves in order instead (a game must not stop on its AI's mistake).
+    Returns the move applied."""
+    offered = game.legal_actions(ai)
+    tries = ([chosen] if chosen is not None else []) + [a for a in offered if chosen is None or a.key != chosen.key]
+    if not tries:
+        raise PlayError("the AI has no legal action (the engine is stuck)", 500)
+    for action in tries:
+        try:
+            _play(row, game, ai, action)
+            return action
+        except IllegalAction as exc:
+            log.warning("game %s: the engine refused the AI's %s (%s); trying the next offered move",
+                        row.pk, action.kind, exc)
+    raise PlayError("the rules engine refused every move it offered the AI", 500)
 
 
 def _save(row: PlayedGame, game: Game, raw: list) -> None:
@@ -491,6 +539,11 @@ def _guarded(fn: Callable, *args):
         raise PlayError(f"the rules engine refused a move: {exc}", 500) from None
 
 
+def _new_game(row: PlayedGame, human_names: list[str], ai_names: list[str]) -> Game:
+    decks = (human_names, ai_names) if row.human_seat == 0 else (ai_names, human_names)
+    return get_engine().new_game(decks[0], decks[1], seed=row.seed, first_player=row.first_player)
+
+
 def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_seat: int = 0,
                 first: str = "random", user=None, session_key: str | None = None, seed: int | None = None,
                 auto_pass: bool = True) -> tuple[PlayedGame, Outcome]:
@@ -514,14 +567,13 @@ def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_s
     elif not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 31:
         raise PlayError("seed must be an integer from 0 to 2^31-1")
     first_player = {"you": human_seat, "ai": 1 - human_seat, "random": seed % 2}[first]
-    engine = get_engine()
-    decks = (h_names, a_names) if human_seat == 0 else (a_names, h_names)
     from gameplay.carddb import engine_version
 
-    game = _guarded(lambda: engine.new_game(decks[0], decks[1], seed=seed, first_player=first_player))
     row = PlayedGame(owner=user if signed_in else None, session_key="" if signed_in else session_key,
                      human_deck_name=h_name, human_deck=h_main, ai_deck_name=a_name, ai_deck=a_main,
-                     opponent=opponent, human_seat=human_seat, seed=seed, engine=f"phase {engine_version()}".strip())
+                     opponent=opponent, human_seat=human_seat, seed=seed, first_player=first_player, moves=[],
+                     engine=f"phase {engine_version()}".strip())
+    game = _guarded(_new_game, row, h_names, a_names)
     raw: list = []
     _guarded(_advance, row, game, raw, auto_pass)
     with transaction.atomic():
@@ -565,7 +617,7 @@ def _commit(row: PlayedGame, game: Game, raw: list) -> PlayedGame | None:
     with locked(row.pk) as fresh:
         if fresh.revision != row.revision:
             return None
-        fresh.decisions = row.decisions
+        fresh.decisions, fresh.moves = row.decisions, row.moves
         _guarded(_save, fresh, game, raw)
         GAME_CACHE.keep(fresh, game)
         return fresh
@@ -627,14 +679,13 @@ def human_action(game_id, seat: int, action, expected_revision: int | None = Non
             raise
         until = (pass_until, game.turn) if pass_until else None
         try:
-            game.apply(seat, chosen)
+            _play(row, game, seat, chosen)
         except IllegalAction as exc:
             raise PlayError(f"that action is not legal now ({exc})", 409) from None
         except EnginePanic as exc:
             log.warning("engine panic in game %s: %s", row.pk, exc)
             raise PlayError(f"the rules engine crashed ({exc}); the game is kept as it was before this action",
                             500, panic=True) from None
-        row.decisions += 1
         raw = [(seat, chosen, game.turn, {"id": client_action_id} if client_action_id else {})]
         announce = _announcer(row, game, raw, on_applied) if on_applied is not None and _slow_opponent(row) else None
         _guarded(_advance, row, game, raw, auto_pass, until, announce)  # the AI thinks here, no lock held
@@ -796,7 +847,7 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     search = _search()
     try:
         engine = get_engine()
-        game = engine.load(row.state)
+        game = load_game(row)
         seat = row.human_seat
         legal = game.legal_actions(seat)
         if not legal:

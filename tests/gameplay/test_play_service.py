@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from gameplay import play
-from gameplay.core.engine import EnginePanic, Game
+from gameplay.core.engine import BadState, EnginePanic, Game, IllegalAction
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
 from tests.gameplay.play_fixtures import ThinkingPlayer, play_to_a_choice
@@ -153,6 +153,116 @@ def test_an_engine_panic_keeps_the_stored_game(game_catalogue, monkeypatch):
     assert calls["ai"] == 1
     out = play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
     assert out.view["revision"] == stored.revision + 1  # the kept game plays on
+
+
+def test_a_move_the_engine_refuses_the_ai_is_replaced_by_the_next_offered_one(game_catalogue, monkeypatch):
+    row = new_game()
+    real_apply = Game.apply
+    refused, applied = [], []
+
+    def refuse_the_ais_first(self, seat, action):
+        if seat == 1 and not refused and len(self.legal_actions(seat)) > 1:
+            refused.append(action.key)
+            raise IllegalAction("Invalid action: refused by this test")
+        if seat == 1 and refused:
+            applied.append(action.key)
+        return real_apply(self, seat, action)
+
+    monkeypatch.setattr(Game, "apply", refuse_the_ais_first)
+    for _ in range(30):  # play on until the AI has had to act: that action still succeeds
+        stored = PlayedGame.objects.get(pk=row.pk)
+        if refused or stored.status != "playing":
+            break
+        out = play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
+    assert refused, "the AI never had to act"
+    assert out.view["revision"] == stored.revision and (out.view["your_decision"] or out.view["status"] != "playing")
+    assert applied and applied[0] != refused[0]  # the next offered move, not the refused one again
+
+    # When the engine refuses every move it offers, the action fails as an engine error, nothing written.
+    def refuse_the_ai(self, seat, action):
+        if seat == 1:
+            raise IllegalAction("Invalid action: refused by this test")
+        return real_apply(self, seat, action)
+
+    monkeypatch.setattr(Game, "apply", refuse_the_ai)
+    with pytest.raises(play.PlayError, match="refused every move") as err:
+        for _ in range(30):
+            stored = PlayedGame.objects.get(pk=row.pk)
+            play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
+    assert err.value.code == 500
+    after = PlayedGame.objects.get(pk=row.pk)
+    assert after.revision == stored.revision and after.state == stored.state
+
+
+def test_the_ai_plays_its_own_choice_even_where_the_offered_list_is_shorter(game_catalogue):
+    # legal_actions lists singletons and "all" for attacks, one blocker per attacker, and so on; the
+    # engine's AI picks among more. The site's engine opponent must play its own choice, not the
+    # first offered action instead (which it did: a weaker opponent than the one it is named after).
+    from gameplay.core.players import EnginePlayer
+
+    game = play.get_engine().new_game(deck_list("dimir_terror"), deck_list("mono_red_aggro"), seed=203, first_player=0)
+    players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
+    for _ in range(700):
+        seat = game.seat_to_act()
+        chosen = players[seat].choose(game, seat)
+        if chosen.key not in {a.key for a in game.legal_actions(seat)}:
+            break
+        game.apply(seat, chosen)
+    else:
+        raise AssertionError("the engine's AI chose only listed actions in 700 decisions")
+    row = PlayedGame(moves=[], decisions=0)
+    applied = play._apply_ai_move(row, game, seat, chosen)
+    assert applied.key == chosen.key and row.moves == [[seat, chosen.key]] and row.decisions == 1
+
+
+def _unreadable_game(seed=203, first_player=0):
+    """A real game (dimir against mono-red, the engine's Easy and Medium AIs) with its moves recorded
+    as the service records them, played on to a decision of seat 0 whose state phase.rs writes but
+    cannot read back (an Offspring token's triggers); (row, game), the row saved with that state."""
+    from gameplay.core.players import EnginePlayer
+
+    _, human_main = play.resolve_deck("sample:dimir_terror", "your deck")
+    _, ai_main = play.resolve_deck("sample:mono_red_aggro", "the AI's deck")
+    row = PlayedGame(session_key=SESSION, human_deck_name="Dimir", human_deck=human_main, ai_deck_name="Red",
+                     ai_deck=ai_main, opponent="engine:Medium", human_seat=0, seed=seed, first_player=first_player,
+                     moves=[], revision=1)
+    game = play._new_game(row, play.check_deck(human_main, "")[0], play.check_deck(ai_main, "")[0])
+    players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
+    engine = play.get_engine()
+    for step in range(700):
+        seat = game.seat_to_act()
+        if seat == 0 and game.prompt().get("type") == "Priority" and step % 3 == 0:
+            try:
+                engine.load(game.state())
+            except BadState:
+                row.state = json.dumps(game.state())
+                row.save()
+                return row, game
+        play._play(row, game, seat, players[seat].choose(game, seat))
+    raise AssertionError("no unreadable state in 700 decisions")
+
+
+def test_a_game_the_engine_cannot_read_back_is_rebuilt_from_its_moves(game_catalogue):
+    row, game = _unreadable_game()
+    assert row.decisions == len(row.moves) > 300
+    play.GAME_CACHE.clear()
+    rebuilt = play.load_game(PlayedGame.objects.get(pk=row.pk))
+    assert json.dumps(rebuilt.state(), sort_keys=True) == json.dumps(game.state(), sort_keys=True)
+    view = play.view_of(PlayedGame.objects.get(pk=row.pk))
+    assert view["your_decision"] and view["actions"]
+
+    # The game plays on: an action is taken, the AI replies, and the moves keep being recorded.
+    play.GAME_CACHE.clear()
+    out = play.human_action(row.pk, 0, keys_of(view)[0], expected_revision=1)
+    stored = PlayedGame.objects.get(pk=row.pk)
+    assert out.view["revision"] == stored.revision == 2 and stored.decisions == len(stored.moves) > row.decisions
+
+    # A game stored without its moves (before they were recorded) cannot be rebuilt: a clear 500, nothing written.
+    PlayedGame.objects.filter(pk=row.pk).update(moves=[], state=row.state, revision=3)
+    play.GAME_CACHE.clear()
+    with pytest.raises(play.PlayError, match="cannot be loaded") as err:
+        play.human_action(row.pk, 0, keys_of(view)[0], expected_revision=3)
+    assert err.value.code == 500 and PlayedGame.objects.get(pk=row.pk).revision == 3
 
 
 def _public_names(state: dict, seat: int) -> set[str]:
