@@ -336,14 +336,11 @@ def _replay(row: PlayedGame) -> Game | None:
     ai, ai_problem = check_deck(row.ai_deck, "the AI's deck")
     if problem or ai_problem:
         return None
+    decks = (human, ai) if row.human_seat == 0 else (ai, human)
     try:
-        game = _new_game(row, human, ai)
-        for seat, key in row.moves:
-            offered = {a.key: a for a in game.legal_actions(seat)}
-            game.apply(seat, offered[key] if key in offered else game.engine_action(seat, json.loads(key)))
-    except (EngineError, ValueError):
+        return get_engine().replay(decks[0], decks[1], row.moves, seed=row.seed, first_player=row.first_player)
+    except EngineError:
         return None
-    return game
 
 
 def _game_of(row: PlayedGame) -> Game:
@@ -539,11 +536,6 @@ def _guarded(fn: Callable, *args):
         raise PlayError(f"the rules engine refused a move: {exc}", 500) from None
 
 
-def _new_game(row: PlayedGame, human_names: list[str], ai_names: list[str]) -> Game:
-    decks = (human_names, ai_names) if row.human_seat == 0 else (ai_names, human_names)
-    return get_engine().new_game(decks[0], decks[1], seed=row.seed, first_player=row.first_player)
-
-
 def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_seat: int = 0,
                 first: str = "random", user=None, session_key: str | None = None, seed: int | None = None,
                 auto_pass: bool = True) -> tuple[PlayedGame, Outcome]:
@@ -573,7 +565,8 @@ def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_s
                      human_deck_name=h_name, human_deck=h_main, ai_deck_name=a_name, ai_deck=a_main,
                      opponent=opponent, human_seat=human_seat, seed=seed, first_player=first_player, moves=[],
                      engine=f"phase {engine_version()}".strip())
-    game = _guarded(_new_game, row, h_names, a_names)
+    decks = (h_names, a_names) if human_seat == 0 else (a_names, h_names)
+    game = _guarded(lambda: get_engine().new_game(decks[0], decks[1], seed=seed, first_player=first_player))
     raw: list = []
     _guarded(_advance, row, game, raw, auto_pass)
     with transaction.atomic():

@@ -456,6 +456,26 @@ class PhaseEngine:
                         first_player=first_player, format=format)
         return Game(self, native)
 
+    def replay(self, deck_a: Sequence[str], deck_b: Sequence[str], moves: Iterable[Sequence], *, seed: int,
+               first_player: int) -> Game:
+        """The game :meth:`new_game` starts, with ``moves`` ([seat, action key], as applied) applied in
+        order: the engine is deterministic, so this rebuilds a game whose state it cannot read back.
+        A move given as the key of an offered action is applied as offered, any other through
+        :meth:`Game.engine_action` (the engine AI's own choices). Raises EngineError (IllegalAction
+        for a move the engine refuses)."""
+        game = self.new_game(deck_a, deck_b, seed=seed, first_player=first_player)
+        for seat, key in moves:
+            offered = {a.key: a for a in game.legal_actions(seat)}
+            if key in offered:
+                game.apply(seat, offered[key])
+                continue
+            try:
+                payload = json.loads(key)
+            except (TypeError, ValueError):
+                raise IllegalAction(f"a recorded move is not an action's JSON: {str(key)[:100]}") from None
+            game.apply(seat, game.engine_action(seat, payload))
+        return game
+
     def load(self, state: dict | str) -> Game:
         """Resume a game from ``Game.state()`` (a dict or its JSON text)."""
         if isinstance(state, str):

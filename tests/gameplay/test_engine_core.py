@@ -136,6 +136,26 @@ def test_a_pump_target_prompt_is_read_back(engine):
     assert repair_state(copy.state()) is not None and copy.seats_to_act() == game.seats_to_act()
 
 
+def test_replay_rebuilds_a_game_from_its_moves_including_the_ais_unlisted_choices(engine):
+    decks = (deck_list("dimir_terror"), deck_list("mono_red_aggro"))
+    game = engine.new_game(*decks, seed=203, first_player=0)
+    players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
+    moves, unlisted = [], 0
+    for _ in range(300):
+        seat = game.seat_to_act()
+        action = players[seat].choose(game, seat)
+        unlisted += action.key not in {a.key for a in game.legal_actions(seat)}
+        game.apply(seat, action)
+        moves.append([seat, action.key])
+    assert unlisted  # a move only the engine's AI could choose is among them
+    copy = engine.replay(*decks, moves, seed=203, first_player=0)
+    assert json.dumps(copy.state(), sort_keys=True) == json.dumps(game.state(), sort_keys=True)
+    with pytest.raises(IllegalAction):
+        engine.replay(*decks, moves[:5] + [[0, '{"data":null,"type":"Concede"}']], seed=203, first_player=0)
+    with pytest.raises(IllegalAction):
+        engine.replay(*decks, [[0, "not json"]], seed=203, first_player=0)
+
+
 def test_snapshot_restore_continues_identically(engine):
     game = engine.new_game(deck_list("mono_blue_faeries"), deck_list("dimir_terror"), seed=7)
     players = (EnginePlayer("VeryEasy"), EnginePlayer("VeryEasy"))

@@ -226,7 +226,8 @@ def _unreadable_game(seed=203, first_player=0):
     row = PlayedGame(session_key=SESSION, human_deck_name="Dimir", human_deck=human_main, ai_deck_name="Red",
                      ai_deck=ai_main, opponent="engine:Medium", human_seat=0, seed=seed, first_player=first_player,
                      moves=[], revision=1)
-    game = play._new_game(row, play.check_deck(human_main, "")[0], play.check_deck(ai_main, "")[0])
+    game = play.get_engine().new_game(play.check_deck(human_main, "")[0], play.check_deck(ai_main, "")[0], seed=seed,
+                                      first_player=first_player)
     players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
     engine = play.get_engine()
     for step in range(700):
