@@ -179,3 +179,4 @@ def test_play_pages_start_a_game_and_list_unsupported_cards(client, admin_client
     assert admin_client.get("/admin/gameplay/playedgame/").status_code == 200
     change = admin_client.get(f"/admin/gameplay/playedgame/{row.pk}/change/")
     assert change.status_code == 200 and "KiB of engine JSON" in change.content.decode()
+    assert f"{row.decisions} recorded" in change.content.decode() and "name=\"moves\"" not in change.content.decode()
