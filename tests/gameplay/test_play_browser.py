@@ -24,6 +24,32 @@ def _stack_ids(state: dict):
             yield entry.get("source_id") or entry.get("id")
 
 
+def _open_page(browser, init_script: str | None = None):  # noqa: F811
+    """A browser page (30 s timeouts) and the list its JavaScript errors go to."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    if init_script:
+        context.add_init_script(init_script)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    problems = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    return context, page, problems
+
+
+def _start_game(page, server: str, opponent: str) -> None:
+    """Start mono-red (you, first) against mono-white from the /games/ form; wait for the live page."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/games/")
+    page.select_option("select[name=deck]", "sample:mono_red_aggro")
+    page.select_option("select[name=ai_deck]", "sample:mono_white_weenie")
+    page.select_option("select[name=opponent]", opponent)
+    page.select_option("select[name=first]", "you")
+    page.click("#game-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/games/[0-9a-f-]{36}/$"))
+    expect(page.locator("#conn")).to_have_text("live")
+
+
 def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, browser, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
@@ -34,20 +60,9 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
 
     if not play.search_levels():
         pytest.skip("gameplay.core.search is not available")
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    problems = []
-    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    context, page, problems = _open_page(browser)
     try:
-        page.goto(f"{daphne_server}/games/")
-        page.select_option("select[name=deck]", "sample:mono_red_aggro")
-        page.select_option("select[name=ai_deck]", "sample:mono_white_weenie")
-        page.select_option("select[name=opponent]", "engine:VeryEasy")
-        page.select_option("select[name=first]", "you")
-        page.click("#game-form button[type=submit]")
-        page.wait_for_url(re.compile(r"/games/[0-9a-f-]{36}/$"))
-        expect(page.locator("#conn")).to_have_text("live")
+        _start_game(page, daphne_server, "engine:VeryEasy")
         expect(page.locator("#my-life")).to_have_text("20")
         expect(page.locator("#advice-level")).to_have_value("fast")  # the page's default level
 
@@ -143,21 +158,9 @@ def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, d
 
     if "fast" not in play.search_levels():
         pytest.skip("gameplay.core.search is not available")
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    context.add_init_script(PROMPT_RECORDER)
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    problems = []
-    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    context, page, problems = _open_page(browser, PROMPT_RECORDER)
     try:
-        page.goto(f"{daphne_server}/games/")
-        page.select_option("select[name=deck]", "sample:mono_red_aggro")
-        page.select_option("select[name=ai_deck]", "sample:mono_white_weenie")
-        page.select_option("select[name=opponent]", "search:fast")
-        page.select_option("select[name=first]", "you")
-        page.click("#game-form button[type=submit]")
-        page.wait_for_url(re.compile(r"/games/[0-9a-f-]{36}/$"))
-        expect(page.locator("#conn")).to_have_text("live")
+        _start_game(page, daphne_server, "search:fast")
         page.locator("#advice-auto").uncheck()  # this test is about the opponent, not the advisor
 
         # Play the first offered action until one hands the decision to the AI: the page must show
