@@ -848,7 +848,12 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
         state = game.state()
         names = hidden_names(state, seat, game.observation(seat))
         rng = random.Random(f"{row.seed}:{revision}")
-        search_game = engine.load(determinize(state, seat, rng))
+        try:
+            search_game = engine.load(determinize(state, seat, rng))
+        except BadState:  # the search plays on copies of the state, which phase.rs cannot always read back
+            return fail("the advisor cannot search this position: the rules engine cannot copy it (this happens "
+                        "for a few turns after some token copies). Your game is not affected; advice comes back "
+                        "when the engine can copy the position again.", 503)
     except (EngineError, PlayError) as exc:
         return fail(f"the position cannot be searched: {exc}", 500)
     keys = {a.key for a in legal}
