@@ -3,6 +3,7 @@ see the advisor's recommendation appear over the websocket, play it with one cli
 opponent, see your action and "The AI is thinking…" before its reply."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -24,8 +25,12 @@ def _stack_ids(state: dict):
             yield entry.get("source_id") or entry.get("id")
 
 
-def _open_page(browser, init_script: str | None = None):  # noqa: F811
-    """A browser page (30 s timeouts) and the list its JavaScript errors go to."""
+@contextlib.contextmanager
+def _open_page(browser, tmp_path, init_script: str | None = None):  # noqa: F811
+    """A browser page (30 s timeouts) and the list its JavaScript errors go to; on a failure the
+    Daphne log is printed; the context and this thread's database connections are closed after."""
+    from django.db import connections
+
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     if init_script:
         context.add_init_script(init_script)
@@ -33,7 +38,15 @@ def _open_page(browser, init_script: str | None = None):  # noqa: F811
     page.set_default_timeout(30_000)
     problems = []
     page.on("pageerror", lambda exc: problems.append(str(exc)))
-    return context, page, problems
+    try:
+        yield page, problems
+    except Exception:
+        log = tmp_path / "daphne.log"
+        print(log.read_text()[-6000:] if log.exists() else "(no Daphne log)")
+        raise
+    finally:
+        context.close()
+        connections.close_all()
 
 
 def _start_game(page, server: str, opponent: str) -> None:
@@ -53,15 +66,12 @@ def _start_game(page, server: str, opponent: str) -> None:
 def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, browser, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
-    from django.db import connections
-
     from gameplay import play
     from gameplay.models import PlayedGame
 
     if not play.search_levels():
         pytest.skip("gameplay.core.search is not available")
-    context, page, problems = _open_page(browser)
-    try:
+    with _open_page(browser, tmp_path) as (page, problems):
         _start_game(page, daphne_server, "engine:VeryEasy")
         expect(page.locator("#my-life")).to_have_text("20")
         expect(page.locator("#advice-level")).to_have_value("fast")  # the page's default level
@@ -126,13 +136,6 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
             expect(page.locator("#turn-info")).to_have_text(f"Turn {now['turn']} · {whose}")
             page.screenshot(path=str(ARTIFACTS / "game-pass-until.png"), full_page=True)
         assert not problems, problems
-    except Exception:
-        log = tmp_path / "daphne.log"
-        print(log.read_text()[-6000:] if log.exists() else "(no Daphne log)")
-        raise
-    finally:
-        context.close()
-        connections.close_all()
 
 
 # Records every text the decision prompt shows, however briefly (a provisional view may be replaced by
@@ -152,14 +155,11 @@ def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, d
                                                                      tmp_path):
     from playwright.sync_api import expect
 
-    from django.db import connections
-
     from gameplay import play
 
     if "fast" not in play.search_levels():
         pytest.skip("gameplay.core.search is not available")
-    context, page, problems = _open_page(browser, PROMPT_RECORDER)
-    try:
+    with _open_page(browser, tmp_path, PROMPT_RECORDER) as (page, problems):
         _start_game(page, daphne_server, "search:fast")
         page.locator("#advice-auto").uncheck()  # this test is about the opponent, not the advisor
 
@@ -182,10 +182,3 @@ def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, d
         expect(page.locator("#log")).to_contain_text("You: " + label.split(" (")[0])
         expect(page.locator("#decision-prompt")).not_to_have_text("The AI is thinking…")  # the reply came
         assert not problems, problems
-    except Exception:
-        log = tmp_path / "daphne.log"
-        print(log.read_text()[-6000:] if log.exists() else "(no Daphne log)")
-        raise
-    finally:
-        context.close()
-        connections.close_all()
