@@ -41,14 +41,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 import game_strength as gs  # noqa: E402 - the same card data, decks and machine record
 
 
+REASONS = [("unknown variant", "pump target detail (Increase/Decrease)"),
+           ("copiable trigger origins", "copiable trigger origins do not align"),
+           ("ZoneChanged record", "current-turn ZoneChanged record")]
+
+
 def reason(exc: Exception) -> str:
     text = str(exc)
-    for marker in ("unknown variant", "copiable trigger origins", "ZoneChanged record"):
-        if marker in text:
-            return {"unknown variant": "pump target detail (Increase/Decrease)",
-                    "copiable trigger origins": "copiable trigger origins do not align",
-                    "ZoneChanged record": "current-turn ZoneChanged record"}[marker]
-    return text[:80]
+    return next((label for marker, label in REASONS if marker in text), text[:80])
 
 
 def run(games: int, every: int) -> dict:
