@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-__all__ = ["evaluate", "compare", "sample_decks", "known_mask", "multiset_overlap", "multiset_difference",
+__all__ = ["evaluate", "compare", "sign_test", "paired", "sample_decks", "known_mask", "multiset_overlap", "multiset_difference",
            "check_completion"]
 
 MAIN_SIZE = 60
@@ -183,11 +183,32 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
 
     result = {"K": int(K), **_summary(main_r, side_r, valid), "invalid": invalid, "errors": errors,
               "first_error": first_error, "seconds": seconds,
-              "per_second": (n / seconds) if seconds > 0 else math.inf}
+              "per_second": (n / seconds) if seconds > 0 else math.inf,
+              "rows": rows.tolist(), "main_recall_per_deck": main_r.tolist(), "side_recall_per_deck": side_r.tolist()}
     fm = fmts[rows]
     result["per_format"] = {int(f): _summary(main_r[fm == f], side_r[fm == f], valid[fm == f])
                             for f in np.unique(fm)}
     return result
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided sign test p-value for ``wins`` against ``losses`` (ties dropped): exact binomial, p = 1/2."""
+    n = int(wins) + int(losses)
+    if n == 0:
+        return 1.0
+    k = min(int(wins), int(losses))
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
+    return float(min(1.0, 2.0 * tail))
+
+
+def paired(a, b, eps: float = 1e-12) -> dict:
+    """Per-deck comparison of two methods' recalls on the same decks: wins/losses/ties of ``a`` and the sign test."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    ok = ~(np.isnan(a) | np.isnan(b))
+    d = a[ok] - b[ok]
+    wins, losses = int((d > eps).sum()), int((d < -eps).sum())
+    return {"n": int(ok.sum()), "wins": wins, "losses": losses, "ties": int(ok.sum()) - wins - losses,
+            "mean_difference": float(d.mean()) if d.size else math.nan, "sign_test_p": sign_test(wins, losses)}
 
 
 def compare(methods: dict[str, Callable], test, popularity: np.ndarray, Ks: int | Iterable[int], n_decks: int,

@@ -61,6 +61,49 @@ class Completion:
         return {k: ([list(e) for e in v] if isinstance(v, list) else v) for k, v in asdict(self).items()}
 
 
+def resolve_entries(entries: Iterable, part: str, lookup) -> dict[int, int]:
+    """(name, count) pairs -> {card index: copies}; ``lookup(name)`` gives the index or None. Raises
+    ``CompletionError`` for a malformed pair, a count that is not a whole number >= 1, an unknown card."""
+    counts: dict[int, int] = {}
+    for entry in entries or ():
+        try:
+            name, count = entry
+        except (TypeError, ValueError):
+            raise CompletionError(f"Each {part} entry must be a (card name, count) pair.") from None
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise CompletionError(f"Invalid count {count!r} for {name} in the {part}: give a whole number of at "
+                                  f"least 1.")
+        idx = lookup(name)
+        if idx is None:
+            raise CompletionError(f"Unknown card in the {part}: {name}.")
+        counts[idx] = counts.get(idx, 0) + int(count)
+    return counts
+
+
+def check_sizes(main_c: dict, side_c: dict) -> None:
+    """The deck-size rules every completer enforces on the user's cards (``CompletionError``)."""
+    n_main, n_side = sum(main_c.values()), sum(side_c.values())
+    if n_main == 0:
+        raise CompletionError("Give at least one main-deck card to complete the deck from.")
+    if n_main > MAIN_SLOTS:
+        raise CompletionError(f"The main deck has {n_main} cards; at most {MAIN_SLOTS} can be given.")
+    if n_side > SIDE_SLOTS:
+        raise CompletionError(f"The sideboard has {n_side} cards; at most {SIDE_SLOTS} can be given.")
+
+
+def check_limits(names, main_c: dict, side_c: dict, lim: np.ndarray, restricted_f: np.ndarray, label: str) -> None:
+    """Copy limits across main deck and sideboard (restricted = 1, 0 = any number), by card name."""
+    totals: Counter = Counter(main_c)
+    totals.update(side_c)
+    for idx, n in sorted(totals.items(), key=lambda e: names[e[0]]):
+        if lim[idx] and n > lim[idx]:
+            if restricted_f[idx]:
+                raise CompletionError(f"{names[idx]} is restricted in {label}: at most 1 copy is allowed "
+                                      f"across main deck and sideboard, but {n} were given.")
+            raise CompletionError(f"Too many copies of {names[idx]}: {n} across main deck and sideboard; "
+                                  f"at most {lim[idx]} are allowed.")
+
+
 def _format_key(name) -> str:
     return "".join(ch for ch in name.casefold() if ch.isalnum()) if isinstance(name, str) else ""
 
@@ -111,21 +154,13 @@ class Completer:
         return self.formats.index(key)
 
     def _resolve(self, entries: Iterable, part: str) -> dict[int, int]:
-        counts: dict[int, int] = {}
-        for entry in entries or ():
-            try:
-                name, count = entry
-            except (TypeError, ValueError):
-                raise CompletionError(f"Each {part} entry must be a (card name, count) pair.") from None
-            if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-                raise CompletionError(f"Invalid count {count!r} for {name} in the {part}.")
+        def lookup(name):
             idx = self.index.get(name) if isinstance(name, str) else None
             if idx is None and isinstance(name, str):
                 idx = self.folded.get(name.strip().casefold())
-            if idx is None:
-                raise CompletionError(f"Unknown card in the {part}: {name}.")
-            counts[idx] = counts.get(idx, 0) + int(count)
-        return counts
+            return idx
+
+        return resolve_entries(entries, part, lookup)
 
     def limits(self, f: int) -> np.ndarray:
         """Copies allowed per card in format ``f`` (0 = any number)."""
@@ -288,27 +323,14 @@ class Completer:
         label = self.labels[f].replace("_", " ").title()
         main_c = self._resolve(main_known, "main deck")
         side_c = self._resolve(side_known, "sideboard")
-        n_main, n_side = sum(main_c.values()), sum(side_c.values())
-        if n_main == 0:
-            raise CompletionError("Give at least one main-deck card to complete the deck from.")
-        if n_main > MAIN_SLOTS:
-            raise CompletionError(f"The main deck has {n_main} cards; at most {MAIN_SLOTS} can be given.")
-        if n_side > SIDE_SLOTS:
-            raise CompletionError(f"The sideboard has {n_side} cards; at most {SIDE_SLOTS} can be given.")
+        check_sizes(main_c, side_c)
         lim = self.limits(f)
         legal_f = self.legal[f]
-        totals: Counter = Counter(main_c)
-        totals.update(side_c)
-        for idx in totals:
+        for idx in sorted(set(main_c) | set(side_c), key=lambda i: self.names[i]):
             if not legal_f[idx]:
                 raise CompletionError(f"{self.names[idx]} is not legal in {label}.")
-        for idx, n in totals.items():
-            if lim[idx] and n > lim[idx]:
-                if self.restricted[f, idx]:
-                    raise CompletionError(f"{self.names[idx]} is restricted in {label}: at most 1 copy is allowed "
-                                          f"across main deck and sideboard, but {n} were given.")
-                raise CompletionError(f"Too many copies of {self.names[idx]}: {n} across main deck and sideboard; "
-                                      f"at most {lim[idx]} are allowed.")
+        check_limits(self.names, main_c, side_c, lim, self.restricted[f], label)
+        n_main = sum(main_c.values())
         user_main = [i for i, n in main_c.items() for _ in range(n)]
         user_side = [i for i, n in side_c.items() for _ in range(n)]
         fixed = np.bincount(np.array(user_main + user_side, dtype=np.int64), minlength=len(self.names))

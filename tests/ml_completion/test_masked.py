@@ -1,0 +1,274 @@
+"""The masked-diffusion completer's pure core: retrieval, votes, masks, the sampler's legality, gate 1."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from ml.completion.baselines import NearestDeckBaseline
+from ml.completion.evaluate import check_completion
+from ml.completion.retrieval import DeckIndex, NeighbourVoteBaseline, RetrievalParams
+from ml.diffusion.complete import CompletionError
+from ml.diffusion.masked import MAX_ADD, MaskedConfig, MaskedDenoiser, collate, prior_logits, slot_scores
+from ml.diffusion.masked_data import board_example, plan_examples, plan_to_example
+from ml.diffusion.masked_sampler import MaskedCompleter
+from ml.diffusion.masked_train import TrainConfig, prepare, train
+
+from . import make_corpus
+
+FORMATS = ["alpha", "beta"]
+PARAMS = RetrievalParams(neighbours=12, beta=20.0, tau_days=200.0)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_corpus(n=240, seed=3)
+
+
+@pytest.fixture(scope="module")
+def prep(corpus):
+    return prepare(corpus.arrays, corpus.V, corpus.legal, corpus.copy_limit, params=PARAMS)
+
+
+@pytest.fixture(scope="module")
+def trained(prep):
+    torch.manual_seed(0)
+    cfg = MaskedConfig(d_model=32, heads=2, layers=1, ff=64, candidates=40, formats=2)
+    state, metrics = train(prep, cfg, TrainConfig(steps=30, batch=16, examples=200, val_examples=32, lr=3e-3))
+    model = MaskedDenoiser(MaskedConfig.from_dict(metrics["config"]))
+    model.load_state_dict(state)
+    return model, metrics
+
+
+def names_for(corpus):
+    return [f"Card {i}" for i in range(corpus.V)]
+
+
+def completer(corpus, prep, model=None, gate=None, **kw):
+    return MaskedCompleter(model, prep.vote, prep.tables, names_for(corpus), FORMATS, gate=gate, **kw)
+
+
+# ------------------------------------------------------------------------------------------ retrieval
+
+def test_similarity_is_idf_weighted_multiset_overlap():
+    main = np.array([[0] * 20 + [1] * 4 + [2] * 36, [0] * 24 + [3] * 36, [0] * 60])
+    side = np.full((3, 15), 4)
+    idx = DeckIndex(main, side, np.zeros(3), np.zeros(3), np.ones(3), V=5, F=1)
+    # card 0 is in every deck (idf ~ 0); card 1 only in deck 0
+    s = idx.similarity(np.array([0, 1]), np.array([4.0, 4.0]), 0)
+    assert s[0] == pytest.approx(1.0)
+    assert s[1] < 0.01 and s[2] < 0.01
+    s = idx.similarity(np.array([1]), np.array([8.0]), 0)  # asks 8 copies, deck 0 holds 4: half the mass
+    assert s[0] == pytest.approx(0.5)
+
+
+def test_neighbours_exclude_rows_and_weigh_recency():
+    main = np.array([[1] * 60, [1] * 60, [1] * 60])
+    side = np.full((3, 15), 2)
+    day = np.array([0.0, 100.0, 200.0])
+    idx = DeckIndex(main, side, np.zeros(3), day, np.ones(3), V=3, F=1)
+    nb = idx.neighbours(np.array([1]), np.array([4]), 0, 200.0, RetrievalParams(neighbours=3, tau_days=50.0))
+    assert nb.rows.tolist() == [2, 1, 0]  # same overlap: the most recent first
+    assert nb.weight.sum() == pytest.approx(1.0)
+    assert nb.weight[0] / nb.weight[1] == pytest.approx(np.exp(2.0))
+    nb = idx.neighbours(np.array([1]), np.array([4]), 0, 200.0, RetrievalParams(neighbours=3), exclude=[2])
+    assert 2 not in nb.rows.tolist()
+
+
+def test_votes_count_the_share_holding_at_least_n_copies():
+    main = np.array([[1] * 4 + [0] * 56, [1] * 2 + [0] * 58])
+    idx = DeckIndex(main, np.zeros((2, 15), int), np.zeros(2), np.zeros(2), np.ones(2), V=2, F=1)
+    nb = idx.neighbours(np.array([0]), np.array([1]), 0, None, RetrievalParams(neighbours=2, tau_days=0))
+    v = idx.votes(nb, "main")
+    w = dict(zip(nb.rows.tolist(), nb.weight.tolist()))
+    assert v.of(1, 1) == pytest.approx(1.0)
+    assert v.of(1, 2) == pytest.approx(1.0)
+    assert v.of(1, 3) == pytest.approx(w[0])
+    assert v.of(1, 5) == 0.0
+
+
+def test_neighbour_vote_baseline_beats_nearest_deck_on_held_out_decks(corpus):
+    from ml.completion.evaluate import compare
+    from ml.diffusion.data import card_popularity
+
+    a = corpus.arrays
+    train_rows, test_rows = np.arange(200), np.arange(200, 240)
+    tr, te = a.subset(train_rows), a.subset(test_rows)
+    vote = NeighbourVoteBaseline(PARAMS).fit(tr, corpus.V, corpus.legal, corpus.copy_limit)
+    near = NearestDeckBaseline().fit(tr, corpus.V, corpus.legal, corpus.copy_limit)
+    res = compare({"vote": vote.complete, "nearest": near.complete}, te, card_popularity(tr, corpus.V), [5, 20],
+                  40, 0, corpus.legal, corpus.copy_limit)
+    for K in (5, 20):
+        assert res["vote"][K]["valid_share"] == 1.0
+        assert res["vote"][K]["main_recall"] >= res["nearest"][K]["main_recall"] - 0.02
+
+
+# ------------------------------------------------------------------------------------------ masks, examples
+
+def test_plans_hide_whole_groups_and_keep_the_user_cards_inside_the_shown_ones(corpus, prep):
+    a = corpus.arrays
+    plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, np.arange(30), prep.popularity, PARAMS, 0)
+    assert any(p.board == 1 for p in plans)
+    for p in plans:
+        assert np.all(p.shown[p.user])  # the user's cards are always visible
+        assert p.row not in p.nb_rows.tolist()  # the deck itself never votes for itself
+        if p.board == 0:
+            assert 1 <= p.user.sum() <= 59
+        ex = plan_to_example(prep.vote.index, prep.tables, p, a.main, a.side, a.fmt, 40)
+        truth = Counter((a.main if p.board == 0 else a.side)[p.row].tolist())
+        shown = Counter((a.main if p.board == 0 else a.side)[p.row][p.shown].tolist())
+        shown.update(dict(zip(p.extra_cards.tolist(), p.extra_counts.tolist())))  # placed by the vote fill
+        for c, t in zip(ex.cand_card.tolist(), ex.target.tolist()):
+            assert t == max(0, truth[c] - shown[c])  # target = the copies the deck still lacks
+
+
+def test_denoiser_at_gate_one_gives_exactly_the_vote_prior(corpus, prep, trained):
+    model, _ = trained
+    a = corpus.arrays
+    plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, np.arange(8), prep.popularity, PARAMS, 1)
+    batch = collate([plan_to_example(prep.vote.index, prep.tables, p, a.main, a.side, a.fmt, 40) for p in plans])
+    with torch.no_grad():
+        tok, cnt = model(batch, gate=1.0)
+        ptok, pcnt = prior_logits(batch)
+        assert torch.equal(tok, ptok) and torch.equal(cnt, pcnt)
+        tok2, _ = model(batch)  # the learned gate is not 1: the network changes the scores
+        assert not torch.equal(tok2, ptok)
+
+
+def test_slot_scores_fall_with_the_copy_number():
+    tok = torch.randn(3, 5)
+    cnt = torch.randn(3, 5, MAX_ADD)
+    s = slot_scores(tok, cnt)
+    assert torch.all(s[..., 1:] <= s[..., :-1] + 1e-6)
+    assert torch.allclose(s[..., 0], tok)  # at least one more copy: the token probability itself
+
+
+# ------------------------------------------------------------------------------------------ sampler
+
+def test_gate_one_reproduces_the_neighbour_vote_baseline_exactly(corpus, prep):
+    c = completer(corpus, prep, gate=1.0)
+    a = corpus.arrays
+    rng = np.random.default_rng(0)
+    for r in rng.choice(len(a), size=25, replace=False):
+        k = int(rng.integers(1, 40))
+        known = np.sort(rng.choice(a.main[r], size=k, replace=False))
+        fmt = int(a.fmt[r])
+        assert [x.tolist() for x in c.complete_idx(known, [], fmt)] == \
+               [x.tolist() for x in prep.vote.complete(known, [], fmt)]
+
+
+@pytest.mark.parametrize("steps", [8, 16])
+def test_legality_holds_at_every_step_and_the_deck_is_60_plus_15(corpus, trained, steps, monkeypatch):
+    """Banned cards the neighbours still play, and limits across main + side, are masked at every step."""
+    model, _ = trained
+    a = corpus.arrays
+    legal = corpus.legal.copy()
+    played = np.bincount(a.main[a.fmt == 0].ravel(), minlength=corpus.V)
+    played[corpus.basics] = 0
+    banned = int(np.argmax(played))  # the format's most played spell, banned after the decks were played
+    legal[0, banned] = False
+    prep = prepare(a, corpus.V, legal, corpus.copy_limit, params=PARAMS)
+    c = MaskedCompleter(model, prep.vote, prep.tables, names_for(corpus), FORMATS, steps=steps)
+    checks = []
+    real = c._fill_board
+
+    def spy(b, f, nb, board, n, wide=None):
+        add = b.add_main if board == 0 else b.add_side
+
+        def checked(card, k=1):
+            out = add(card, k)
+            counts = b.main_count + b.side_count
+            assert not out or legal[f, card], "an illegal card was generated"
+            assert not np.any((b.limit > 0) & (counts > b.limit)), "a copy limit was broken mid-sampling"
+            assert len(b.main) <= 60 and len(b.side) <= 15
+            checks.append(card)
+            return out
+
+        if board == 0:
+            b.add_main = checked
+        else:
+            b.add_side = checked
+        return real(b, f, nb, board, n, wide)
+
+    monkeypatch.setattr(c, "_fill_board", spy)
+    side_played = np.bincount(a.side[a.fmt == 0].ravel(), minlength=corpus.V)
+    side_played[corpus.basics] = 0
+    for r in np.flatnonzero(a.fmt == 0)[:12]:
+        known = a.main[r][:10]
+        # four copies of the format's favourite sideboard card in the main: the sideboard may add none
+        extra = int(np.argmax(side_played * legal[0] * (corpus.copy_limit == 4)))
+        known = np.concatenate([known[known != extra][:10], [extra] * 4])
+        main, side = c.complete_idx(known, [], 0)
+        broken = check_completion(main, side, known, [], 0, legal, corpus.copy_limit)
+        assert not any(broken.values()), broken
+        assert banned not in main.tolist() + side.tolist()
+        assert int((main == extra).sum() + (side == extra).sum()) == 4
+    assert checks
+
+
+def test_same_input_same_deck_and_names_round_trip(corpus, prep, trained):
+    model, _ = trained
+    c = completer(corpus, prep, model)
+    known = [("Card 10", 4), ("Card 11", 4), ("card 12", 2)]  # names are matched case-insensitively
+    one = c.complete(known, [], "beta", seed=1)
+    two = c.complete(known, [], "beta", seed=1)
+    assert one.main == two.main and one.side == two.side
+    assert sum(n for _, n in one.main) == 60 and sum(n for _, n in one.side) == 15
+    assert ("Card 10", 4) in one.main or any(name == "Card 10" and n >= 4 for name, n in one.main)
+    assert set(one.confidence) == {f"main:{n}" for n, _ in one.generated_main} | {f"side:{n}" for n, _ in one.generated_side}
+    assert all(0.0 <= v <= 1.0 for v in one.confidence.values())
+    assert 1 <= len(one.sources) <= 5 and one.sources[0].weight >= one.sources[-1].weight
+
+
+def test_restricted_cards_and_partial_user_counts(corpus, prep):
+    restricted = np.zeros_like(corpus.legal)
+    restricted[:, 10] = True
+    prep_r = prepare(corpus.arrays, corpus.V, corpus.legal, corpus.copy_limit, restricted, params=PARAMS)
+    c = MaskedCompleter(None, prep_r.vote, prep_r.tables, names_for(corpus), FORMATS, restricted=restricted)
+    with pytest.raises(CompletionError, match="restricted"):
+        c.complete([("Card 10", 2)], [], "alpha")
+    out = c.complete([("Card 10", 1), ("Card 11", 2)], [], "alpha")  # a partial count is topped up, never exceeded
+    counts = Counter(dict(out.main)) + Counter(dict(out.side))
+    assert counts["Card 10"] == 1 and counts["Card 11"] >= 2
+
+
+def test_a_card_not_seen_in_the_format_is_kept_with_a_warning(corpus, prep):
+    c = completer(corpus, prep, gate=1.0)
+    illegal = int(np.flatnonzero(~corpus.legal[0])[0])
+    out = c.complete([(f"Card {illegal}", 2), ("Card 10", 4)], [], "alpha")
+    assert (f"Card {illegal}", 2) in out.main
+    assert any(f"Card {illegal}" in w for w in out.warnings)
+    generated = {n for n, _ in out.generated_main + out.generated_side}
+    assert all(corpus.legal[0, int(n.split()[1])] for n in generated)  # generated cards stay known-legal
+
+
+@pytest.mark.parametrize("main,side,fmt,message", [
+    ([("Card 10", 4)], [], "gamma", "Unknown format"),
+    ([("No Such Card", 4)], [], "alpha", "Unknown card"),
+    ([("Card 10", 0)], [], "alpha", "whole number"),
+    ([("Card 10", "4")], [], "alpha", "whole number"),
+    ([], [("Card 10", 1)], "alpha", "at least one main-deck card"),
+    ([("Card 10", 5)], [], "alpha", "Too many copies"),
+    ([("Card 10", 3)], [("Card 10", 2)], "alpha", "Too many copies"),
+    ([("Card 0", 61)], [], "alpha", "at most 60"),
+    ([("Card 10", 1)], [("Card 0", 16)], "alpha", "at most 15"),
+    (["Card 10"], [], "alpha", "pair"),
+])
+def test_bad_input_gets_a_clear_error(corpus, prep, main, side, fmt, message):
+    with pytest.raises(CompletionError, match=message):
+        completer(corpus, prep, gate=1.0).complete(main, side, fmt)
+
+
+def test_training_learns_and_resumes(prep, tmp_path):
+    cfg = MaskedConfig(d_model=32, heads=2, layers=1, ff=64, candidates=40, formats=2)
+    tc = TrainConfig(steps=10, batch=8, examples=80, val_examples=16, checkpoint_every=5)
+    full, m_full = train(prep, cfg, tc)
+    ckpt = tmp_path / "ckpt.safetensors"
+    _, m_half = train(prep, cfg, tc, checkpoint=ckpt, stop_after=0.0)
+    assert m_half["steps"] < 10 and ckpt.exists()
+    resumed, m_res = train(prep, cfg, tc, checkpoint=ckpt, resume=True)
+    assert m_res["steps"] == 10 and m_res["finished"]
+    for k in full:
+        assert torch.allclose(full[k], resumed[k], atol=1e-5), k
