@@ -79,7 +79,7 @@ def main() -> int:
     from ml.registry import NoActiveModel, active_version
 
     try:
-        completer = get_completer()
+        completer = get_completer("manamorphosis")
         version = active_version("deck_diffusion")
     except NoActiveModel as exc:
         print(f"SKIPPED: no active completion models in the {args.stack} stack's registry ({exc}).")

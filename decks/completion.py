@@ -1,7 +1,11 @@
 """Deck completion shell: validate a request, queue a job, run it with the active models, store the result.
 
-The model code (ml.diffusion.complete.Completer) never touches the database; this module builds it
-from the active registry versions and the catalogue, and writes what it returns.
+Two models complete decks: ``masked`` (the default: retrieval of the nearest tournament decks + the masked
+diffusion model, ``ml.diffusion.masked_sampler.MaskedCompleter``; kind ``deck_masked``, the pure neighbour vote
+until a version is trained or shipped) and ``manamorphosis`` (the continuous diffusion,
+``ml.diffusion.complete.Completer``; kind ``deck_diffusion``). The model code never touches the database;
+``ml.completion_service`` builds it from the active registry versions, the catalogue and the corpus, and this
+module writes what it returns.
 """
 from __future__ import annotations
 
@@ -20,8 +24,18 @@ from decks.models import CompletionJob
 from decks.services import card_index, card_rules, save_parsed_deck
 
 MAX_TEXT = 20_000
+MODELS = {"masked": "Masked diffusion + nearest tournament decks (default)",
+          "manamorphosis": "Manamorphosis (continuous diffusion)"}
+DEFAULT_MODEL = "masked"
+SOURCES_SHOWN = 5
 _completer_lock = threading.Lock()
-_completer: tuple[tuple, object] | None = None
+_completers: dict[str, tuple[tuple, object]] = {}  # model -> (active versions, completer)
+
+
+def reset_completers() -> None:
+    """Forget the built completers (the next job builds them from the active versions again)."""
+    with _completer_lock:
+        _completers.clear()
 
 
 class CompletionRequestError(ValueError):
@@ -40,6 +54,7 @@ class CompletionRequest:
     generate_side: bool = True
     sampler: str = "fast"
     seed: int = 0
+    model: str = DEFAULT_MODEL
 
 
 def job_group(job_id) -> str:
@@ -51,10 +66,17 @@ def _error(message: str, line: int | None = None, text: str = "", suggestions=()
 
 
 def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", generate_side: bool = True,
-                  sampler: str = "fast", seed: int | None = 0) -> CompletionRequest:
-    """Text (any decklist layout) or [[name, count], ...] lists -> a validated request, or CompletionRequestError."""
+                  sampler: str = "fast", seed: int | None = 0, model: str | None = DEFAULT_MODEL) -> CompletionRequest:
+    """Text (any decklist layout) or [[name, count], ...] lists -> a validated request, or CompletionRequestError.
+
+    With the masked model a card whose legality in the format is unknown (not seen in a tournament deck of it)
+    is kept and the result carries a warning; the manamorphosis model refuses it, as it always has."""
     format_key = normalize_format(fmt or "")
     errors: list[dict] = []
+    model = DEFAULT_MODEL if model is None or model == "" else model
+    if not isinstance(model, str) or model not in MODELS:
+        errors.append(_error(f"Unknown model {str(model)[:40]!r}; choose one of {', '.join(MODELS)}."))
+        model = DEFAULT_MODEL
     if not format_key:
         errors.append(_error(f"Choose a format: one of {', '.join(FORMATS)}." if not fmt else
                              f"Unknown format {str(fmt)[:40]!r}; choose one of {', '.join(FORMATS)}."))
@@ -112,6 +134,8 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
         errors.append(_error(f"Main deck has {parsed.main_count} cards; completion fills up to 60, so give at most 60."))
     rules = card_rules(parsed.counts().keys())
     for v in validate_deck(parsed, rules, format_key, min_main=0, max_side=15):
+        if v.code == "unknown_legality" and model == "masked":
+            continue  # kept; the completion says so (MaskedCompleter's warnings)
         if v.code == "unknown_legality":
             errors.append(_error(f"{v.card} has not been seen legal in {format_key.title()}; "
                                  f"the completed deck must be legal there.", text=v.card or ""))
@@ -126,7 +150,8 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
             totals[e.name] = totals.get(e.name, 0) + e.count
         return sorted(totals.items())
 
-    return CompletionRequest(format_key, merged(parsed.main), merged(parsed.side), bool(generate_side), sampler, seed)
+    return CompletionRequest(format_key, merged(parsed.main), merged(parsed.side), bool(generate_side), sampler, seed,
+                             model)
 
 
 def create_job(request: CompletionRequest, owner=None) -> CompletionJob:
@@ -135,7 +160,7 @@ def create_job(request: CompletionRequest, owner=None) -> CompletionJob:
 
     job = CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
-        generate_side=request.generate_side, sampler=request.sampler, seed=request.seed,
+        generate_side=request.generate_side, sampler=request.sampler, seed=request.seed, model=request.model,
         owner=owner if getattr(owner, "is_authenticated", False) else None, message="Waiting for a worker")
     def enqueue():
         from kombu.exceptions import OperationalError
@@ -152,21 +177,43 @@ def create_job(request: CompletionRequest, owner=None) -> CompletionJob:
 
 # --- running -----------------------------------------------------------------------------------
 
-def get_completer():
-    """The Completer for the active embeddings + diffusion versions, built once per process."""
-    global _completer
+def _active_pk(kind: str):
+    from ml.models import ModelVersion
+
+    return ModelVersion.objects.filter(kind=kind, scope="", active=True).values_list("pk", flat=True).first()
+
+
+def get_completer(model: str = DEFAULT_MODEL):
+    """The completer of ``model`` ("masked" or "manamorphosis") for the active versions, built once per process
+    and rebuilt when another version becomes active. Raises ``NoActiveModel`` when a version it needs is missing
+    (the masked model needs only the card embeddings: without a deck_masked version it is the neighbour vote)."""
     from ml.registry import active_version
 
-    key = (active_version("card_embeddings").pk, active_version("deck_diffusion").pk)
+    if model not in MODELS:
+        raise ValueError(f"unknown completion model {model!r}")
+    if model == "masked":
+        key = (active_version("card_embeddings").pk, _active_pk("deck_masked"))
+    else:
+        key = (active_version("card_embeddings").pk, active_version("deck_diffusion").pk)
     with _completer_lock:
-        if _completer is not None and _completer[0] == key:
-            return _completer[1]
-    from ml.completion_service import build_completer
+        cached = _completers.get(model)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+    from ml.completion_service import build_completer, build_masked_completer
 
-    completer = build_completer()
+    completer = build_masked_completer() if model == "masked" else build_completer()
     with _completer_lock:
-        _completer = (key, completer)
+        _completers[model] = (key, completer)
     return completer
+
+
+def completer_version(model: str, completer):
+    """The ModelVersion a completion of ``model`` is recorded with (None for the neighbour vote)."""
+    from ml.registry import active_version
+
+    if model == "masked":
+        return getattr(completer, "version", None)
+    return active_version("deck_diffusion")
 
 
 def publish_job(job: CompletionJob) -> None:
@@ -180,7 +227,8 @@ def publish_job(job: CompletionJob) -> None:
 def job_payload(job: CompletionJob) -> dict:
     return {
         "id": str(job.pk), "status": job.status, "progress": round(job.progress, 3), "message": job.message,
-        "format": job.format, "error": job.error or None, "deck": job.deck_id, "result": job.result,
+        "format": job.format, "model": job.model, "error": job.error or None, "deck": job.deck_id,
+        "result": job.result,
     }
 
 
@@ -231,8 +279,10 @@ def claim_jobs(job_id, limit: int | None = None) -> list[CompletionJob]:
 
 
 def batch_key(job: CompletionJob) -> tuple:
-    """Jobs with the same key run in one ``Completer.complete_many`` call (format and seed are per request)."""
-    return (job.sampler, bool(job.generate_side))
+    """Jobs with the same key run in one ``complete_many`` call of one model (format and seed are per request;
+    only Manamorphosis has samplers)."""
+    model = job.model or DEFAULT_MODEL
+    return (model, job.sampler if model == "manamorphosis" else "", bool(job.generate_side))
 
 
 def _fail(job: CompletionJob, error: str) -> None:
@@ -241,7 +291,38 @@ def _fail(job: CompletionJob, error: str) -> None:
     publish_job(job)
 
 
-def _finish(job: CompletionJob, completion, version) -> None:
+def source_decks(completer, completion, limit: int = SOURCES_SHOWN) -> list[dict]:
+    """The tournament decks a masked completion drew on most: deck id, event, date, vote weight, similarity."""
+    from django.urls import reverse
+
+    from decks.models import Deck, DeckAppearance
+    from ml.completion_service import source_deck_ids
+
+    picked = source_deck_ids(completer, completion)[:limit]
+    ids = [d for d, _, _ in picked]
+    decks = {d.pk: d for d in Deck.objects.filter(pk__in=ids).only("id", "name", "first_seen", "format")}
+    events: dict[int, tuple] = {}
+    for deck_id, event, date in (DeckAppearance.objects.filter(deck_id__in=ids).exclude(event="")
+                                 .order_by("date", "id").values_list("deck_id", "event", "date")):
+        events.setdefault(deck_id, (event, date))
+    out = []
+    for deck_id, weight, similarity in picked:
+        deck = decks.get(deck_id)
+        if deck is None:  # deleted since the index was built
+            continue
+        event, date = events.get(deck_id, (deck.name or f"Tournament deck #{deck_id}", deck.first_seen))
+        date = date or deck.first_seen
+        out.append({"deck": deck_id, "event": event, "date": date.isoformat() if date else None,
+                    "weight": round(weight, 4), "similarity": round(similarity, 4),
+                    "url": reverse("deck-detail", args=[deck_id])})
+    return out
+
+
+def _finish(job: CompletionJob, completion, version, completer=None) -> None:
+    extra = {}
+    if (job.model or DEFAULT_MODEL) == "masked":
+        extra = {"confidence": dict(completion.confidence), "sources": source_decks(completer, completion),
+                 "warnings": list(completion.warnings)}
     with transaction.atomic():
         parsed = ParsedDeck([Entry(n, c) for n, c in completion.main], [Entry(n, c) for n, c in completion.side])
         deck = save_parsed_deck(parsed, job.format, f"Completed {job.format.title()} deck", owner=job.owner,
@@ -252,7 +333,7 @@ def _finish(job: CompletionJob, completion, version) -> None:
             "main": [list(x) for x in completion.main], "side": [list(x) for x in completion.side],
             "generated_main": [list(x) for x in completion.generated_main],
             "generated_side": [list(x) for x in completion.generated_side],
-            "iterations": completion.iterations, "seconds": round(completion.seconds, 3),
+            "iterations": completion.iterations, "seconds": round(completion.seconds, 3), **extra,
         }
         job.status, job.progress, job.message, job.finished = "done", 1.0, "Done", timezone.now()
         job.save()
@@ -285,12 +366,15 @@ def _complete_group(completer, jobs: list[CompletionJob]) -> list:
                 publish_job(job)
         return progress
 
-    sampler, generate_side = batch_key(jobs[0])
+    model, sampler, generate_side = batch_key(jobs[0])
 
     def run(group, report):
-        return completer.complete_many(
-            [(j.known_main or [], j.known_side or [], j.format) for j in group],  # bad rows get their own CompletionError
-            seeds=[j.seed for j in group], sampler=sampler, generate_side=generate_side, progress=report)
+        # bad rows get their own CompletionError
+        requests = [(j.known_main or [], j.known_side or [], j.format) for j in group]
+        if model == "masked":  # greedy: the same cards give the same deck, the seed changes nothing
+            return completer.complete_many(requests, seed=group[0].seed, generate_side=generate_side, progress=report)
+        return completer.complete_many(requests, seeds=[j.seed for j in group], sampler=sampler,
+                                       generate_side=generate_side, progress=report)
 
     try:
         return run(jobs, reporter(jobs))
@@ -331,23 +415,28 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
 
     for job in claimed:
         publish_job(job)
-    from ml.registry import NoActiveModel, active_version
-
-    try:
-        completer = get_completer()
-        version = active_version("deck_diffusion")
-    except Exception as exc:  # NoActiveModel or a broken model: every claimed job says so
-        if not isinstance(exc, NoActiveModel):
-            logging.getLogger(__name__).exception("could not load the completion model")
-        for job in claimed:
-            _fail(job, str(exc) if isinstance(exc, NoActiveModel) else INTERNAL_ERROR)
-        return
     from ml.diffusion.complete import CompletionError
+    from ml.registry import NoActiveModel
 
     groups: dict[tuple, list[CompletionJob]] = {}
     for job in claimed:  # the task's own job first, so its group runs first
         groups.setdefault(batch_key(job), []).append(job)
-    for jobs in groups.values():
+    loaded: dict[str, tuple] = {}
+    for key, jobs in groups.items():
+        model = key[0]
+        if model not in loaded:
+            try:
+                completer = get_completer(model)
+                loaded[model] = (completer, completer_version(model, completer), None)
+            except Exception as exc:  # NoActiveModel or a broken model: every job of that model says so
+                if not isinstance(exc, NoActiveModel):
+                    logging.getLogger(__name__).exception("could not load the %s completion model", model)
+                loaded[model] = (None, None, str(exc) if isinstance(exc, NoActiveModel) else INTERNAL_ERROR)
+        completer, version, error = loaded[model]
+        if error is not None:
+            for job in jobs:
+                _fail(job, error)
+            continue
         outcomes = _complete_group(completer, jobs)
         for job, outcome in zip(jobs, outcomes):
             try:
@@ -356,7 +445,7 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
                 elif isinstance(outcome, Exception):
                     _fail(job, INTERNAL_ERROR)
                 else:
-                    _finish(job, outcome, version)
+                    _finish(job, outcome, version, completer)
             except Exception:
                 logging.getLogger(__name__).exception("storing completion job %s failed", job.pk)
                 CompletionJob.objects.filter(pk=job.pk).update(status="failed", error=INTERNAL_ERROR,

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
-from decks.completion import CompletionRequestError, create_job, job_payload, parse_request
+from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, create_job, job_payload, parse_request
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 
@@ -27,8 +27,38 @@ class CompletionRequestSerializer(serializers.Serializer):
                                  help_text="Known main cards as [[name, count], ...] (instead of text).")
     side = serializers.ListField(child=serializers.ListField(), required=False)
     generate_side = serializers.BooleanField(default=True)
-    sampler = serializers.ChoiceField(choices=["fast", "full"], default="fast")
+    model = serializers.ChoiceField(
+        choices=list(MODELS), default=DEFAULT_MODEL,
+        help_text="masked (default): the nearest tournament decks + the masked diffusion model; the result has "
+                  "per-card confidence, the decks it drew on and warnings. manamorphosis: the continuous diffusion.")
+    sampler = serializers.ChoiceField(choices=["fast", "full"], default="fast",
+                                      help_text="manamorphosis only: 50-step DDIM (fast) or 1000-step DDPM (full)")
     seed = serializers.IntegerField(default=0, min_value=0)
+
+
+class CompletionSourceSerializer(serializers.Serializer):
+    deck = serializers.IntegerField(help_text="a tournament deck (GET /api/decks/<id>/)")
+    event = serializers.CharField()
+    date = serializers.DateField(allow_null=True)
+    weight = serializers.FloatField(help_text="its share of the neighbour vote, 0..1")
+    similarity = serializers.FloatField(help_text="how much of the given cards it holds (IDF-weighted), 0..1")
+    url = serializers.CharField(help_text="the deck's page")
+
+
+class CompletionResultSerializer(serializers.Serializer):
+    main = serializers.ListField(child=serializers.ListField(), help_text="[[name, count], ...]")
+    side = serializers.ListField(child=serializers.ListField())
+    generated_main = serializers.ListField(child=serializers.ListField(), help_text="the cards the model added")
+    generated_side = serializers.ListField(child=serializers.ListField())
+    iterations = serializers.IntegerField()
+    seconds = serializers.FloatField()
+    confidence = serializers.DictField(child=serializers.FloatField(), required=False,
+                                       help_text='masked: how sure the model was of each generated card, 0..1, '
+                                                 'keyed "main:<name>" or "side:<name>"')
+    sources = CompletionSourceSerializer(many=True, required=False,
+                                         help_text="masked: the tournament decks it drew on most, best first")
+    warnings = serializers.ListField(child=serializers.CharField(), required=False,
+                                     help_text="masked: e.g. a given card not seen in the format (kept)")
 
 
 class CompletionJobSerializer(serializers.Serializer):
@@ -37,9 +67,10 @@ class CompletionJobSerializer(serializers.Serializer):
     progress = serializers.FloatField()
     message = serializers.CharField()
     format = serializers.CharField()
+    model = serializers.ChoiceField(choices=list(MODELS))
     error = serializers.CharField(allow_null=True)
     deck = serializers.IntegerField(allow_null=True, help_text="the completed deck (GET /api/decks/<id>/)")
-    result = serializers.JSONField(allow_null=True, help_text="main/side [[name, count]], generated_main/generated_side, seconds")
+    result = CompletionResultSerializer(allow_null=True, help_text="when done: the deck and what the model added")
     url = serializers.CharField()
     ws = serializers.CharField()
 
@@ -56,9 +87,12 @@ class CompletionListView(APIView):
         request=CompletionRequestSerializer,
         responses={202: CompletionJobSerializer, 400: ApiErrorsSerializer},
         examples=[OpenApiExample("Burn core", request_only=True, value={
-            "format": "modern", "text": "4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear", "seed": 1})],
+            "format": "modern", "text": "4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear", "seed": 1}),
+                  OpenApiExample("With Manamorphosis", request_only=True, value={
+            "format": "modern", "main": [["Lightning Bolt", 4]], "model": "manamorphosis", "sampler": "fast"})],
         description="Queue a completion of the known cards into a legal 60 + 15 deck. 202 with a job to poll "
-                    "(or follow over ws/jobs/<id>/); 400 with one error per problem, nothing queued.",
+                    "(or follow over ws/jobs/<id>/); 400 with one error per problem, nothing queued. `model` picks "
+                    "the completer: masked (default) or manamorphosis.",
     )
     def post(self, request):
         try:
@@ -75,10 +109,14 @@ class CompletionListView(APIView):
         generate_side = data.get("generate_side", True)
         if not isinstance(generate_side, bool):
             return errors_response({"field": "generate_side", "message": "generate_side must be true or false."})
+        model = data.get("model", DEFAULT_MODEL)
+        if model is not None and (not isinstance(model, str) or model not in MODELS):
+            return errors_response({"field": "model", "message": f"Unknown model {str(model)[:40]!r}; "
+                                                                 f"choose one of {', '.join(MODELS)}."})
         try:
             req = parse_request(text=text, main=data.get("main"), side=data.get("side"), fmt=str(data.get("format") or ""),
                                 generate_side=generate_side, sampler=str(data.get("sampler") or "fast"),
-                                seed=data.get("seed", 0))
+                                seed=data.get("seed", 0), model=model)
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
         job = create_job(req, owner=request.user)

@@ -6,7 +6,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from decks.analysis import deck_groups
-from decks.completion import CompletionRequestError, MAX_TEXT, create_job, job_payload, parse_request, user_counts
+from decks.completion import (DEFAULT_MODEL, MAX_TEXT, MODELS, CompletionRequestError, create_job, job_payload,
+                              parse_request, user_counts)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 
@@ -21,10 +22,14 @@ class CompletionForm(forms.Form):
                                      "placeholder": "4 Lightning Bolt\n4 Goblin Guide\n\nSideboard\n2 Skullcrack"}),
         help_text="From one card to a full main deck; MTGO, Arena or plain text. A Sideboard section is optional.")
     format = forms.ChoiceField(label="Format", choices=[(f, f.title()) for f in FORMATS], initial="modern")
+    model = forms.ChoiceField(label="Model", choices=list(MODELS.items()), initial=DEFAULT_MODEL, required=False,
+                              help_text="The masked model shows how sure it was of each card and the tournament "
+                                        "decks it drew on.")
     sideboard = forms.ChoiceField(label="Sideboard", choices=SIDEBOARD_CHOICES, initial="generate",
                                   widget=forms.RadioSelect)
     sampler = forms.ChoiceField(label="Sampler", choices=CompletionJob.SAMPLERS, initial="fast",
-                                help_text="fast: 50-step DDIM (about a second); full: 1000-step DDPM (slower).")
+                                help_text="Manamorphosis only. fast: 50-step DDIM (about a second); full: "
+                                        "1000-step DDPM (slower).")
     seed = forms.IntegerField(label="Seed", min_value=0, max_value=2**31 - 1, initial=0, required=False,
                               help_text="Same cards + same seed = same deck.")
 
@@ -38,7 +43,8 @@ def completion_form(request):
             data = form.cleaned_data
             try:
                 req = parse_request(text=data["text"], fmt=data["format"], generate_side=data["sideboard"] == "generate",
-                                    sampler=data["sampler"], seed=data["seed"] or 0)
+                                    sampler=data["sampler"], seed=data["seed"] or 0,
+                                    model=data["model"] or DEFAULT_MODEL)
             except CompletionRequestError as exc:
                 errors = exc.errors
             else:
@@ -56,14 +62,20 @@ def completion_job(request, job_id):
     if job.status == "done" and job.deck is not None:
         groups = deck_groups(job.deck)
         mine = user_counts(job)
+        confidence = job.result.get("confidence") or {}
         for board in ("main", "side"):
             for group in groups["boards"][board]:
                 for entry in group["cards"]:
                     entry["mine"] = mine.get((board, entry["card"].name), 0)
+                    sure = confidence.get(f"{board}:{entry['card'].name}")
+                    if sure is not None and entry["mine"] < entry["count"]:
+                        entry["confidence"] = sure
+                        entry["confidence_pct"] = round(100 * float(sure))
         context.update({
             "deck": job.deck, "main_groups": groups["boards"]["main"], "side_groups": groups["boards"]["side"],
             "curve": groups["curve"], "curve_total": sum(r["count"] for r in groups["curve"]), "pips": groups["pips"],
             "generated_main": sum(c for _, c in job.result.get("generated_main", [])),
             "generated_side": sum(c for _, c in job.result.get("generated_side", [])),
+            "sources": job.result.get("sources") or [], "warnings": job.result.get("warnings") or [],
         })
     return render(request, "decks/completion_job.html", context)

@@ -175,6 +175,7 @@ class CompletionJob(models.Model):
 
     STATUSES = [("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")]
     SAMPLERS = [("fast", "fast (DDIM)"), ("full", "full (1000-step DDPM)")]
+    MODELS = [("masked", "masked diffusion + retrieval"), ("manamorphosis", "Manamorphosis")]
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     status = models.CharField(max_length=8, choices=STATUSES, default="queued", db_index=True)
     progress = models.FloatField(default=0.0)
@@ -184,6 +185,9 @@ class CompletionJob(models.Model):
     known_side = models.JSONField(default=list)
     generate_side = models.BooleanField(default=True)
     sampler = models.CharField(max_length=4, choices=SAMPLERS, default="fast")
+    model = models.CharField(max_length=16, choices=MODELS, default="masked",
+                             help_text="masked: retrieval + masked diffusion (kind deck_masked); manamorphosis: the "
+                                       "continuous diffusion (deck_diffusion), which alone uses the sampler")
     seed = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)

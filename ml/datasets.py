@@ -69,11 +69,13 @@ def _fetch(sql: str, params=()):
 
 
 def deck_arrays(names: list[str], cache_dir: Path | None = None):
-    """Every corpus list whose 60 + 15 cards are all in ``names``, as DeckArrays (cached as .npz)."""
+    """Every corpus list whose 60 + 15 cards are all in ``names``, as DeckArrays with their Deck ids, in id
+    order (cached as .npz)."""
     from ml.diffusion.data import DeckArrays, load_npz, save_npz
 
     corpus = Deck.objects.filter(source="corpus")
-    key = hashlib.sha1(f"{names_sha1(names)}|{corpus.count()}|{corpus.aggregate(m=Max('id'))['m']}".encode()).hexdigest()[:16]
+    # "ids": the rows carry their Deck ids (files of the older layout, without them, are not reused)
+    key = hashlib.sha1(f"ids|{names_sha1(names)}|{corpus.count()}|{corpus.aggregate(m=Max('id'))['m']}".encode()).hexdigest()[:16]
     cache_dir = Path(cache_dir or settings.MTG_DATASET_DIR)
     path = cache_dir / f"decks-{key}.npz"
     if path.exists():
@@ -118,7 +120,8 @@ def deck_arrays(names: list[str], cache_dir: Path | None = None):
     info = np.array([keep[int(d)] for d in decks], dtype=np.int64).reshape(-1, 3)
     arrays = DeckArrays(
         main=per_deck[:, :60].astype(np.int32), side=per_deck[:, 60:].astype(np.int32),
-        fmt=info[:, 0].astype(np.int16), day=info[:, 1].astype(np.int32), weight=info[:, 2].astype(np.float32))
+        fmt=info[:, 0].astype(np.int16), day=info[:, 1].astype(np.int32), weight=info[:, 2].astype(np.float32),
+        ids=decks.astype(np.int64))
     cache_dir.mkdir(parents=True, exist_ok=True)
     save_npz(path, arrays)
     return arrays

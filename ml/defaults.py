@@ -10,15 +10,18 @@ from django.conf import settings
 from ml.models import ModelVersion
 from ml.registry import register_file, resolve_path, sha256_file
 
-SHIPPED_KINDS = ("card_embeddings", "deck_diffusion")
+SHIPPED_KINDS = ("card_embeddings", "deck_masked", "deck_diffusion")
+# kinds that work without a version: deck_masked completes with the neighbour vote (its prior) until one exists,
+# so register_models does not train a quick one (train_completion trains the real one)
+OPTIONAL_KINDS = ("deck_masked",)
 SCOPED_KINDS = ("draft_bot",)  # one active version per scope (e.g. "neural:BLB"), all shipped
 WEIGHTS_DIR = Path(settings.BASE_DIR) / "ml" / "weights"
 MANIFEST = WEIGHTS_DIR / "manifest.json"
 
 
-def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS) -> list[dict]:
+def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = False) -> list[dict]:
     """Copy the active version of each kind (and of each scope of the scoped kinds) into ml/weights/
-    and write the manifest."""
+    and write the manifest. ``merge``: keep the manifest's entries of the other kinds (ship one kind alone)."""
     WEIGHTS_DIR.mkdir(parents=True, exist_ok=True)
     versions = list(ModelVersion.objects.filter(kind__in=kinds, scope="", active=True).order_by("kind"))
     versions += list(ModelVersion.objects.filter(kind__in=scoped_kinds, active=True).order_by("kind", "scope"))
@@ -33,7 +36,11 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS) -> list[dict]:
         entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
                         "config": version.config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
                         "notes": version.notes or f"exported from {version}"})
-    MANIFEST.write_text(json.dumps(entries, indent=1, sort_keys=True))
+    written = entries
+    if merge:
+        exported = set(kinds) | set(scoped_kinds)
+        written = [e for e in shipped() if e["kind"] not in exported] + entries
+    MANIFEST.write_text(json.dumps(written, indent=1, sort_keys=True))
     return entries
 
 

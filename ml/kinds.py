@@ -39,6 +39,33 @@ def deck_diffusion_shapes(config: dict) -> dict:
     return {name: tuple(t.shape) for name, t in model.state_dict().items()}
 
 
+MASKED_FORMAT = "masked-v1"
+
+
+def deck_masked_shapes(config: dict) -> dict:
+    import torch
+
+    from ml.diffusion.masked import MaskedConfig, MaskedDenoiser
+
+    _need(config, "model", "cards")
+    if config.get("format", MASKED_FORMAT) != MASKED_FORMAT:
+        raise ConfigError(f"unknown deck_masked format {config.get('format')!r} ({MASKED_FORMAT})")
+    if not isinstance(config["model"], dict) or not isinstance(config["cards"], list):
+        raise ConfigError("model must be a JSON object and cards a list of card names")
+    try:
+        mc = MaskedConfig.from_dict(config["model"])
+        if int(mc.vocab) != len(config["cards"]) + 1:
+            raise ConfigError(f"model.vocab is {mc.vocab} but cards lists {len(config['cards'])} names "
+                              f"(the vocabulary is the cards plus token 0, unknown)")
+        with torch.device("meta"):
+            model = MaskedDenoiser(mc)
+    except (TypeError, ValueError, AssertionError, RuntimeError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"the model config cannot build a masked denoiser: {exc}") from None
+    return {name: tuple(t.shape) for name, t in model.state_dict().items()}
+
+
 def draft_bot_shapes(config: dict) -> dict:
     fmt = config.get("format")
     if fmt == "archetype-v1":
@@ -82,7 +109,7 @@ def game_policy_shapes(config: dict) -> dict:
 
 
 SHAPES = {"card_embeddings": card_embeddings_shapes, "deck_diffusion": deck_diffusion_shapes,
-          "draft_bot": draft_bot_shapes, "game_policy": game_policy_shapes}
+          "deck_masked": deck_masked_shapes, "draft_bot": draft_bot_shapes, "game_policy": game_policy_shapes}
 
 
 def expected_shapes(kind: str, config: dict) -> dict:
@@ -128,6 +155,10 @@ def required_metadata(kind: str, config: dict) -> dict:
             except ValueError:
                 return "metadata 'features' is not a JSON list"
         return {"format": fmt, "features": features}
+    if kind == "deck_masked":
+        def masked_format(value):
+            return None if value == MASKED_FORMAT else f"metadata 'format' must be {MASKED_FORMAT!r}"
+        return {"format": masked_format}
     return {}
 
 
@@ -137,6 +168,8 @@ QUICK = {
     "card_embeddings": {"epochs": 5, "dim": 32, "classifier_epochs": 1, "workers": 1},
     "deck_diffusion": {"steps": 60, "batch": 16, "d_model": 64, "heads": 4, "layers": 2, "ff": 128, "side_layers": 1,
                        "context_layers": 1, "eval_every": 30, "limit": 2000, "warmup": 10},
+    "deck_masked": {"steps": 40, "examples": 400, "batch": 16, "d_model": 32, "heads": 2, "layers": 1, "ff": 64,
+                    "candidates": 48},
     "draft_bot:archetype": {"epochs": 3},
     "game_policy": {"games": 5, "workers": 1, "epochs": 60, "hidden": "8"},
     "draft_bot:neural": {"epochs": 2, "net": {"hidden": [64], "epochs": 2, "refit": False, "batch_size": 256,

@@ -6,6 +6,7 @@ class ModelVersion(models.Model):
     KINDS = [
         ("card_embeddings", "Card embeddings (Doc2Vec + card classifier)"),
         ("deck_diffusion", "Deck completion diffusion"),
+        ("deck_masked", "Deck completion: masked diffusion + retrieval"),
         ("draft_bot", "Draft bot"),
         ("game_policy", "Game policy/value"),
     ]

@@ -2,8 +2,8 @@
 eagerly in the embedded stack) and report progress, the current metric and a log tail on the
 ``TrainingRun`` row (throttled to one write every half second).
 
-Each kind wraps the code path of its command: ``train_embeddings`` and ``train_diffusion`` are
-called as they are (their progress bars are redirected to the run), draft bots call
+Each kind wraps the code path of its command: ``train_embeddings``, ``train_completion`` and
+``train_diffusion`` are called as they are (their progress bars are redirected to the run), draft bots call
 ``train_archetype`` / ``train_neural`` with their ``on_epoch`` callbacks.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from django.utils import timezone
 from ml import kinds
 from ml.models import ModelVersion, TrainingRun
 
-TRAINABLE = ("draft_bot", "card_embeddings", "deck_diffusion", "game_policy")
+TRAINABLE = ("draft_bot", "card_embeddings", "deck_masked", "deck_diffusion", "game_policy")
 THROTTLE_S = 0.5
 LISTENERS: list = []  # called with the Reporter on every write (the models command's progress bar)
 
@@ -356,6 +356,21 @@ def train_deck_diffusion(run: TrainingRun, reporter: Reporter) -> ModelVersion:
     return _run_command(module, "train_diffusion", reporter, {**options, "no_activate": True}, "deck_diffusion")
 
 
+def train_deck_masked(run: TrainingRun, reporter: Reporter) -> ModelVersion:
+    """The default deck completer: ``train_completion`` (planning the examples, then the optimizer steps)."""
+    from ml.management.commands import train_completion as module
+
+    reporter.phases = 2  # planning examples (retrieval), training
+    options = _options(run.parameters, {"preset": str, "steps": int, "examples": int, "batch": int, "lr": float,
+                                        "d_model": int, "heads": int, "layers": int, "ff": int, "candidates": int,
+                                        "neighbours": int, "seed": int, "split_date": str, "limit": int,
+                                        "no_text_init": bool, "time_budget": float})
+    if options.get("preset") not in (None, "quick", "default"):
+        raise RunError("parameter preset: quick or default")
+    options["notes"] = run.parameters.get("notes") or f"training run {run.pk}"
+    return _run_command(module, "train_completion", reporter, {**options, "no_activate": True}, "deck_masked")
+
+
 def train_game_policy(run: TrainingRun, reporter: Reporter) -> ModelVersion:
     """The search's learned value model: engine self-play between the sample decks, then the fit."""
     from gameplay.management.commands import train_game_value as module
@@ -517,7 +532,8 @@ def train_draft_bot(run: TrainingRun, reporter: Reporter) -> ModelVersion:
 
 
 TRAINERS = {"draft_bot": train_draft_bot, "card_embeddings": train_card_embeddings,
-            "deck_diffusion": train_deck_diffusion, "game_policy": train_game_policy}
+            "deck_masked": train_deck_masked, "deck_diffusion": train_deck_diffusion,
+            "game_policy": train_game_policy}
 
 
 # --- evaluation --------------------------------------------------------------------------------------------
@@ -606,8 +622,50 @@ def evaluate_deck_diffusion(version: ModelVersion, params: dict, reporter: Repor
     return out
 
 
+def evaluate_deck_masked(version: ModelVersion, params: dict, reporter: Reporter) -> dict:
+    """eval_completion's measure (main/side recall at K, validity) on the decks first seen on or after the
+    version's split date, with the retrieval index fitted on the decks before it (no leak)."""
+    from decks.core.rules import FORMATS
+    from ml.completion.evaluate import compare
+    from ml.completion_service import build_masked_completer
+    from ml.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
+    from ml.diffusion.data import card_popularity, split_by_date
+    from ml.embeddings.service import active_embeddings
+
+    _options(params, {"n": int, "known": list, "seed": int})
+    reporter.phases = 2
+    reporter.start_phase("loading decks and fitting the retrieval index")
+    names = active_embeddings().names
+    split = version.config.get("split_date") or DEFAULT_SPLIT
+    train, test = split_by_date(deck_arrays(names), split_day(split))
+    if len(test) == 0:
+        raise RunError("no held-out decks (first seen after the split date) to evaluate on")
+    tables = card_tables(names)
+    completer = build_masked_completer(version=version, split_date=split)
+    n = int(params.get("n", 30))
+    Ks = [int(k) for k in params.get("known", [10, 20])]
+    reporter.start_phase(f"completing {n} held-out decks")
+
+    def progress(done, total, label):
+        reporter.set_fraction(done / max(total, 1), label)
+
+    started = time.perf_counter()
+    results = compare({"masked": completer.complete_idx}, test, card_popularity(train, len(names)), Ks, n,
+                      int(params.get("seed", 0)), tables.legal, tables.copy_limit, progress=progress,
+                      restricted=tables.restricted)
+    out = {"decks": n, "formats": len(FORMATS), "split_date": split, "seconds": round(time.perf_counter() - started, 1)}
+    for k, r in results["masked"].items():
+        for key in ("main_recall", "side_recall", "valid_share", "per_second"):
+            if key in r:
+                out[f"{key}_k{k}"] = r[key]
+    if f"main_recall_k{Ks[0]}" in out:
+        reporter.set_metric(f"main_recall_k{Ks[0]}", out[f"main_recall_k{Ks[0]}"])
+    return out
+
+
 EVALUATORS = {"draft_bot": evaluate_draft_bot, "card_embeddings": evaluate_card_embeddings,
-              "deck_diffusion": evaluate_deck_diffusion, "game_policy": evaluate_game_policy}
+              "deck_masked": evaluate_deck_masked, "deck_diffusion": evaluate_deck_diffusion,
+              "game_policy": evaluate_game_policy}
 
 
 # --- display -----------------------------------------------------------------------------------------------

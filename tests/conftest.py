@@ -118,6 +118,8 @@ def service_env() -> dict:
         env["SQLITE_PATH"] = str(db["NAME"])
     env["PYTHONPATH"] = str(ROOT)
     env["DJANGO_SETTINGS_MODULE"] = "mtgsite.settings"
+    # the deck arrays a test built (or its child builds: the masked completer's corpus) stay in its own folder
+    env["MTG_DATASET_DIR"] = str(settings.MTG_DATASET_DIR)
     return env
 
 

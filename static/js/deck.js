@@ -145,9 +145,20 @@
     });
   }
 
+  /* --- completion form: the sampler applies to Manamorphosis only ----------------------- */
+  function initModelChoice() {
+    var model = document.getElementById("id_model");
+    var sampler = document.getElementById("sampler-field");
+    if (!model || !sampler) return;
+    function sync() { sampler.hidden = model.value !== "manamorphosis"; }
+    model.addEventListener("change", sync);
+    sync();
+  }
+
   function init() {
     initSuggestions();
     initLegality();
+    initModelChoice();
   }
 
   if (document.readyState === "loading") {

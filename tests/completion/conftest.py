@@ -38,8 +38,9 @@ def blue_deck(rng: random.Random) -> dict:
 
 
 @pytest.fixture
-def tiny_models(catalogue, settings, tmp_path):
-    """Real commands end to end: import a generated corpus, train embeddings (dim 8) and a 1-layer denoiser."""
+def tiny_corpus(catalogue, settings, tmp_path):
+    """Real commands: import a generated corpus (40 decks, Modern burn and Legacy blue) and train embeddings (dim 8).
+    Enough for the masked completer's neighbour vote; ``tiny_models`` adds a Manamorphosis model."""
     settings.MTG_MODEL_DIR = tmp_path / "models"
     settings.MTG_DATASET_DIR = tmp_path / "datasets"
     rng = random.Random(3)
@@ -52,12 +53,35 @@ def tiny_models(catalogue, settings, tmp_path):
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("import_decks", corpus=str(corpus), **quiet)
     call_command("train_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1, **quiet)
+    from decks import completion
+
+    completion.reset_completers()
+    return tmp_path
+
+
+@pytest.fixture
+def tiny_models(tiny_corpus):
+    """``tiny_corpus`` and a 1-layer Manamorphosis denoiser trained for a few steps (train_diffusion)."""
+    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
                  context_layers=1, eval_every=0, split_date="2026-06-01", **quiet)
     from decks import completion
 
-    completion._completer = None  # a fresh process would build it from the new versions
-    return tmp_path
+    completion.reset_completers()  # a fresh process would build them from the new versions
+    return tiny_corpus
+
+
+@pytest.fixture
+def masked_model(tiny_corpus):
+    """``tiny_corpus`` and a quick masked model (train_completion --preset quick), active."""
+    from ml.models import ModelVersion
+
+    call_command("train_completion", preset="quick", split_date="2026-06-01", stdout=io.StringIO(),
+                 stderr=io.StringIO())
+    from decks import completion
+
+    completion.reset_completers()
+    return ModelVersion.objects.get(kind="deck_masked", active=True)
 
 
 @pytest.fixture

@@ -33,9 +33,11 @@ def batch_sizes(monkeypatch):
     return sizes
 
 
-def queue(fmt="modern", main=(("Lightning Bolt", 4),), side=(), seed=0, generate_side=True, **extra):
+def queue(fmt="modern", main=(("Lightning Bolt", 4),), side=(), seed=0, generate_side=True, model="manamorphosis",
+          **extra):
+    """A queued job (Manamorphosis unless said: the spies above watch its Completer)."""
     return CompletionJob.objects.create(format=fmt, known_main=[list(x) for x in main],
-                                        known_side=[list(x) for x in side], seed=seed,
+                                        known_side=[list(x) for x in side], seed=seed, model=model,
                                         generate_side=generate_side, message="Waiting for a worker", **extra)
 
 
@@ -116,7 +118,7 @@ def test_a_stale_running_job_is_claimed_again_by_its_redelivered_task(catalogue,
     (here there is no model, so it fails with that message, proving it was run)."""
     from decks import completion
 
-    completion._completer = None
+    completion.reset_completers()
     stale = queue(status="running", started=timezone.now() - dt.timedelta(seconds=settings.COMPLETION_STALE_SECONDS + 5))
     fresh = queue()
     out = complete_deck_task(str(stale.pk))

@@ -152,7 +152,7 @@ def test_without_models_the_job_fails_with_a_clear_message(client, catalogue, se
                                                           django_capture_on_commit_callbacks):
     from decks import completion
 
-    completion._completer = None
+    completion.reset_completers()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/decks/complete", {"format": "modern", "text": "4 Lightning Bolt"},
                                content_type="application/json")

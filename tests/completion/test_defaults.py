@@ -32,7 +32,7 @@ def test_export_then_register_on_a_fresh_registry(tiny_models, weights_dir):
     assert ModelVersion.objects.count() == 2
     from decks import completion
 
-    completion._completer = None
+    completion.reset_completers()
     done = completion.get_completer().complete([("Lightning Bolt", 4)], [], "modern", seed=0)
     assert sum(c for _, c in done.main) == 60
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.completion import CompletionRequestError, get_completer, parse_request
+from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.management.importing import progress
 
 
@@ -21,8 +21,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--in", dest="infile", required=True)
         parser.add_argument("--out", dest="outfile", required=True)
+        parser.add_argument("--model", choices=list(MODELS), default=DEFAULT_MODEL,
+                            help="masked (default: nearest tournament decks + masked diffusion) or manamorphosis")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--sampler", choices=["fast", "full"], default="fast")
+        parser.add_argument("--sampler", choices=["fast", "full"], default="fast", help="manamorphosis only")
         parser.add_argument("--batch", type=int, default=32, help="decks denoised together")
         parser.add_argument("--no-side", action="store_true")
 
@@ -34,7 +36,7 @@ class Command(BaseCommand):
         if not src.exists():
             raise CommandError(f"{src} does not exist.")
         try:
-            completer = get_completer()
+            completer = get_completer(opts["model"])
         except NoActiveModel as exc:
             raise CommandError(str(exc))
         lines = src.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -53,7 +55,8 @@ class Command(BaseCommand):
             task_id = task.get("id", pos + 1)
             try:
                 req = parse_request(main=task.get("main") or [], side=task.get("side") or [], fmt=str(task.get("format") or ""),
-                                    generate_side=not opts["no_side"], sampler=opts["sampler"], seed=opts["seed"])
+                                    generate_side=not opts["no_side"], sampler=opts["sampler"], seed=opts["seed"],
+                                    model=opts["model"])
             except CompletionRequestError as exc:
                 results[pos] = {"id": task_id, "error": "; ".join(e["message"] for e in exc.errors)}
                 continue
@@ -64,9 +67,12 @@ class Command(BaseCommand):
         bar = progress(total=len(pending), desc="completing", unit="deck")
         for start in range(0, len(pending), batch):
             chunk = pending[start:start + batch]
-            outcomes = completer.complete_many(
-                [(req.main, req.side, req.format) for _, req, _ in chunk], seed=opts["seed"], sampler=opts["sampler"],
-                generate_side=not opts["no_side"])
+            requests = [(req.main, req.side, req.format) for _, req, _ in chunk]
+            if opts["model"] == "masked":
+                outcomes = completer.complete_many(requests, seed=opts["seed"], generate_side=not opts["no_side"])
+            else:
+                outcomes = completer.complete_many(requests, seed=opts["seed"], sampler=opts["sampler"],
+                                                   generate_side=not opts["no_side"])
             for (pos, _, task_id), outcome in zip(chunk, outcomes):
                 if isinstance(outcome, CompletionError):
                     results[pos] = {"id": task_id, "error": str(outcome)}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.completion import CompletionRequestError, get_completer, parse_request
+from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.core.decklist import Entry, ParsedDeck
 from decks.core.export import to_arena, to_mtgo
 
@@ -18,8 +18,10 @@ class Command(BaseCommand):
         source.add_argument("--text", help="a decklist file with the known cards (MTGO, Arena or plain text)")
         source.add_argument("--cards", nargs="+", help='known cards as lines, e.g. "4 Lightning Bolt" "2 Goblin Guide"')
         parser.add_argument("--format", required=True, help="standard, pioneer, modern, legacy, vintage, pauper, premodern")
+        parser.add_argument("--model", choices=list(MODELS), default=DEFAULT_MODEL,
+                            help="masked (default: nearest tournament decks + masked diffusion) or manamorphosis")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--sampler", choices=["fast", "full"], default="fast")
+        parser.add_argument("--sampler", choices=["fast", "full"], default="fast", help="manamorphosis only")
         parser.add_argument("--no-side", action="store_true", help="keep only the sideboard cards given")
         parser.add_argument("--style", choices=["arena", "mtgo"], default="arena")
 
@@ -36,9 +38,14 @@ class Command(BaseCommand):
             text = "\n".join(opts["cards"])
         try:
             req = parse_request(text=text, fmt=opts["format"], generate_side=not opts["no_side"],
-                                sampler=opts["sampler"], seed=opts["seed"])
-            completion = get_completer().complete(req.main, req.side, req.format, seed=req.seed, sampler=req.sampler,
-                                                  generate_side=req.generate_side)
+                                sampler=opts["sampler"], seed=opts["seed"], model=opts["model"])
+            completer = get_completer(req.model)
+            if req.model == "masked":
+                completion = completer.complete(req.main, req.side, req.format, seed=req.seed,
+                                                generate_side=req.generate_side)
+            else:
+                completion = completer.complete(req.main, req.side, req.format, seed=req.seed, sampler=req.sampler,
+                                                generate_side=req.generate_side)
         except CompletionRequestError as exc:
             raise CommandError("Cannot complete this list:\n" + "\n".join(
                 (f"  line {e['line']}: " if e.get("line") else "  ") + e["message"]
@@ -51,3 +58,11 @@ class Command(BaseCommand):
         self.stderr.write(f"completed in {completion.seconds:.2f}s ({completion.iterations} refinement rounds); "
                           f"generated {sum(c for _, c in completion.generated_main)} main and "
                           f"{sum(c for _, c in completion.generated_side)} sideboard cards")
+        for warning in getattr(completion, "warnings", None) or ():
+            self.stderr.write(f"warning: {warning}")
+        if req.model == "masked":
+            from decks.completion import source_decks
+
+            for source in source_decks(completer, completion):
+                self.stderr.write(f"drew on: {source['event']} ({source['date'] or 'no date'}), deck {source['deck']}, "
+                                  f"{100 * source['weight']:.0f}% of the vote")

@@ -2,8 +2,9 @@
 
 Each deck keeps K main cards (seeded, the training masking rule), the rest of the main deck and the
 whole sideboard are generated; scores are main recall, side recall, share of fully valid outputs and
-completions per second, for the diffusion model and the popularity, co-occurrence and nearest-deck
-baselines (fitted on the corpus decks first seen before --split-date).
+completions per second, for the completion model (method ``diffusion``: the masked model by default,
+``--model manamorphosis`` for the continuous one) and the popularity, co-occurrence and nearest-deck
+baselines (fitted on the corpus decks first seen before --split-date; so is the masked model's retrieval index).
 """
 from __future__ import annotations
 
@@ -89,9 +90,13 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="results JSON")
         parser.add_argument("--n", type=int, default=300, help="decks evaluated (the same for every method and K)")
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--methods", default=",".join(METHODS))
-        parser.add_argument("--sampler", choices=["fast", "full"], default="fast")
-        parser.add_argument("--steps", type=int, default=50, help="fast-sampler steps")
+        parser.add_argument("--methods", default=",".join(METHODS),
+                            help="diffusion is the model chosen by --model")
+        parser.add_argument("--model", choices=["masked", "manamorphosis"], default="masked",
+                            help="the completion model scored as method 'diffusion': masked (default, retrieval over "
+                                 "the decks before --split-date + the active deck_masked version) or manamorphosis")
+        parser.add_argument("--sampler", choices=["fast", "full"], default="fast", help="manamorphosis only")
+        parser.add_argument("--steps", type=int, default=50, help="fast-sampler steps (manamorphosis only)")
         parser.add_argument("--from-date", help="only decks first seen on or after this date (a held-out split)")
         parser.add_argument("--split-date", default=DEFAULT_SPLIT, help="baselines fit on corpus decks before it")
 
@@ -133,12 +138,26 @@ class Command(BaseCommand):
                 fns[name] = cls().fit(train, V, tables.legal, tables.copy_limit, restricted=tables.restricted)
                 fit_seconds[name] = round(time.perf_counter() - t0, 2)
         version = None
-        if "diffusion" in methods:
+        if "diffusion" in methods and opts["model"] == "masked":
+            from ml.completion_service import build_masked_completer
+
+            t0 = time.perf_counter()
+            try:
+                completer = build_masked_completer(split_date=opts["split_date"])
+            except NoActiveModel as exc:
+                raise CommandError(str(exc))
+            fit_seconds["diffusion"] = round(time.perf_counter() - t0, 2)
+            fns = {"diffusion": completer.complete_idx, **fns}
+            version = completer.version
+            if version is None:
+                self.stdout.write("no active deck_masked version: scoring the neighbour vote (the model's prior)")
+        elif "diffusion" in methods:
             from decks.completion import get_completer
             from ml.registry import active_version
 
             try:
-                fns = {"diffusion": DiffusionMethod(get_completer(), names, opts["sampler"], opts["steps"]), **fns}
+                fns = {"diffusion": DiffusionMethod(get_completer("manamorphosis"), names, opts["sampler"],
+                                                    opts["steps"]), **fns}
                 version = active_version("deck_diffusion")
             except NoActiveModel as exc:
                 raise CommandError(str(exc))
@@ -161,9 +180,11 @@ class Command(BaseCommand):
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "machine": {"platform": platform.platform(), "python": platform.python_version()},
             "decks_file": str(opts["decks"]), "from_date": opts["from_date"], "split_date": opts["split_date"],
-            "n": opts["n"], "known": opts["known"], "seed": opts["seed"], "sampler": opts["sampler"],
+            "n": opts["n"], "known": opts["known"], "seed": opts["seed"], "model": opts["model"],
+            "sampler": opts["sampler"],
             "steps": opts["steps"], "fit_seconds": fit_seconds, "seconds": round(time.perf_counter() - started, 1),
-            "diffusion_version": {"id": version.pk, "version": version.version, "config": version.config,
+            "diffusion_version": {"id": version.pk, "kind": version.kind, "version": version.version,
+                                  "config": {k: v for k, v in version.config.items() if k != "cards"},
                                   "metrics": version.metrics} if version else None,
             "results": {m: {str(k): r for k, r in per_k.items()} for m, per_k in results.items()},
         }

@@ -2,7 +2,7 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from ml.defaults import SHIPPED_KINDS, export_active, register_shipped, shipped
+from ml.defaults import OPTIONAL_KINDS, SHIPPED_KINDS, export_active, register_shipped, shipped
 from ml.models import ModelVersion
 
 
@@ -11,17 +11,31 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--export", action="store_true", help="copy the active versions into ml/weights/ (maintainers)")
+        parser.add_argument("--kind", choices=SHIPPED_KINDS,
+                            help="with --export: ship only this kind's active version (the other entries are kept)")
         parser.add_argument("--no-train", action="store_true", help="never train a quick model when one is missing")
 
-    def handle(self, *args, export=False, no_train=False, **opts):
+    def handle(self, *args, export=False, no_train=False, kind=None, **opts):
+        if kind and not export:
+            raise CommandError("--kind goes with --export.")
         if export:
-            for entry in export_active():
+            if kind and not ModelVersion.objects.filter(kind=kind, scope="", active=True).exists():
+                raise CommandError(f"No active {kind} version to ship.")
+            entries = export_active(kinds=(kind,), scoped_kinds=(), merge=True) if kind else export_active()
+            for entry in entries:
                 self.stdout.write(f"shipped {entry['kind']} -> ml/weights/{entry['file']}")
             return
         register_shipped(log=self.stdout.write)
         kinds_shipped = {e["kind"] for e in shipped()}
         for kind in SHIPPED_KINDS:
-            if ModelVersion.objects.filter(kind=kind, active=True).exists() or no_train:
+            if ModelVersion.objects.filter(kind=kind, active=True).exists():
+                continue
+            if kind in OPTIONAL_KINDS:
+                self.stdout.write(f"{kind}: no shipped or trained version; deck completion uses the neighbour vote "
+                                  f"of the nearest tournament decks until one is trained (manage.py train_completion)"
+                                  + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
+                continue
+            if no_train:
                 continue
             self.stdout.write(f"{kind}: no shipped or trained version; training a quick one"
                               + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
@@ -37,7 +51,8 @@ class Command(BaseCommand):
             self._quick_draft_bots()
         for kind in SHIPPED_KINDS:
             active = ModelVersion.objects.filter(kind=kind, active=True).first()
-            self.stdout.write(f"{kind}: {'v%d active' % active.version if active else 'none active'}")
+            self.stdout.write(f"{kind}: {'v%d active' % active.version if active else 'none active'}"
+                              + (" (neighbour vote)" if kind in OPTIONAL_KINDS and not active else ""))
 
     def _quick_draft_bots(self):
         """A shipped draft bot whose file is missing (and no version of its scope is active): train a
