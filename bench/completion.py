@@ -1,21 +1,29 @@
-"""Deck-completion benchmark: quality against three baselines on a date-held-out split, and latency.
+"""Deck-completion benchmark: the masked model against retrieval baselines on decks held out by date, and latency.
 
-    python bench/completion.py [--stack services|embedded] [--n 200] [--known 10 20 40] [--latency-runs 10]
+    python bench/completion.py [--stack services|embedded] [--n 400] [--known 10 20 40] [--latency-runs 60]
+                               [--mana-n 150] [--ablation "label=<ModelVersion id>" ...]
 
-Quality: `manage.py eval_completion` on the corpus decks first seen on/after the split date (the
-active diffusion model was trained only on earlier decks; the baselines are fitted on the same
-earlier decks). Latency: one full 60 + 15 completion with the fast (DDIM) and the full (1000-step
-DDPM) sampler, next to the nearest-deck baseline in the same process.
-Writes bench/results/completion.json and bench/results/completion.svg (recall against K).
+Quality: every corpus deck first seen on/after the active deck_masked version's split date (the model was
+trained, and every method's retrieval index / statistics fitted, only on earlier decks). Each method completes
+the same ``n`` decks from the same K known main cards (the training masking rule); main recall, sideboard
+recall, share of legal 60 + 15 outputs. The masked model is compared deck by deck with the better of
+nearest-deck retrieval and the neighbour vote (wins / losses, sign test), on all held-out decks and on the
+slice whose main deck never appears verbatim among the training decks. Manamorphosis (the continuous model)
+is scored on the first ``mana-n`` of the same decks. Ablations: other deck_masked versions (e.g. trained
+without text-initialised embeddings, or without retrieval) on the same decks; "gate 1" is the neighbour vote.
+
+Latency: one full 60 + 15 completion through the name-based API (what a user request runs), the masked
+model and the neighbour vote and nearest-deck baselines in the same process on the same requests.
+Writes bench/results/completion.json and bench/results/completion.svg (main recall against K).
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime as dt
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -23,16 +31,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
+PER_DECK = ("rows", "main_recall_per_deck", "side_recall_per_deck")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", choices=["services", "embedded"], default="services")
-    parser.add_argument("--n", type=int, default=200, help="held-out decks per K")
+    parser.add_argument("--n", type=int, default=400, help="held-out decks per K (the same for every method)")
     parser.add_argument("--known", type=int, nargs="+", default=[10, 20, 40])
-    parser.add_argument("--latency-runs", type=int, default=10)
-    parser.add_argument("--full-runs", type=int, default=3)
+    parser.add_argument("--latency-runs", type=int, default=60)
+    parser.add_argument("--mana-n", type=int, default=150, help="decks for the (slow) Manamorphosis model; 0 = skip")
+    parser.add_argument("--ablation", action="append", default=[], help="label=ModelVersion id (deck_masked)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--add-ablations", action="store_true",
+                        help="only score the --ablation versions and add them to the existing results file")
     args = parser.parse_args()
 
     os.environ["MTG_STACK"] = args.stack
@@ -43,48 +55,131 @@ def main() -> int:
     import numpy as np
     import torch
     from django.conf import settings
-    from django.core.management import call_command
 
-    from decks.completion import get_completer
-    from ml.datasets import DEFAULT_SPLIT
-    from ml.registry import active_version
+    from decks.core.rules import FORMATS
+    from ml.completion.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
+    from ml.completion.evaluate import compare, paired, sample_decks
+    from ml.completion_service import build_masked_completer
+    from ml.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
+    from ml.diffusion.data import card_popularity, split_by_date
+    from ml.embeddings.service import active_embeddings
+    from ml.management.commands.eval_completion import DiffusionMethod, file_arrays
+    from ml.models import ModelVersion
 
-    corpus = Path(settings.MTG_DATA_DIR) / "mtg_decklistcache" / "decks_60main_15side.jsonl.xz"
-    version = active_version("deck_diffusion")
-    split = version.config.get("split_date", DEFAULT_SPLIT)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    quality_path = RESULTS / "completion-quality.tmp.json"
     started = time.perf_counter()
-    call_command("eval_completion", decks=str(corpus), known=args.known, out=str(quality_path), n=args.n,
-                 seed=args.seed, from_date=split, split_date=split)
-    quality = json.loads(quality_path.read_text())
-    quality_path.unlink()
+    torch.set_num_threads(1)
+    corpus = Path(settings.MTG_DATA_DIR) / "mtg_decklistcache" / "decks_60main_15side.jsonl.xz"
+    names = active_embeddings().names
+    V = len(names)
+    tables = card_tables(names)
+    masked = build_masked_completer(split_date=None)  # just to read the active version's split date
+    version = masked.version
+    split = (version.config.get("split_date") if version is not None else None) or DEFAULT_SPLIT
+    del masked
+    masked = build_masked_completer(split_date=split)
+    train, _ = split_by_date(deck_arrays(names), split_day(split))
+    test, skipped = file_arrays(corpus, names, split, None)
+    popularity = card_popularity(train, V)
+    print(f"train decks {len(train)}, held-out decks {len(test)} (from {split}; {skipped} skipped)", flush=True)
 
-    # Latency: one completion of a real held-out deck's first 10 cards, fast vs full sampler vs nearest deck.
-    completer = get_completer()
-    known = [("Lightning Bolt", 4), ("Monastery Swiftspear", 4), ("Mountain", 2)]
-    completer.complete(known, [], "modern", seed=0)  # warm-up
-    fast = []
-    for i in range(args.latency_runs):
-        t0 = time.perf_counter()
-        completer.complete(known, [], "modern", seed=i, sampler="fast")
-        fast.append(time.perf_counter() - t0)
-    full = []
-    for i in range(args.full_runs):
-        t0 = time.perf_counter()
-        completer.complete(known, [], "modern", seed=i, sampler="full")
-        full.append(time.perf_counter() - t0)
-    nearest_rate = quality["results"].get("nearest", {}).get(str(args.known[0]), {}).get("per_second")
+    # decks whose main deck never appears verbatim among the training decks
+    seen = {row.tobytes() for row in np.sort(train.main, axis=1).astype(np.int32)}
+    novel = np.array([row.tobytes() not in seen for row in np.sort(test.main, axis=1).astype(np.int32)])
+    rows_all = sample_decks(len(test), args.n, args.seed)
+    novel_idx = np.flatnonzero(novel)
+    rows_novel = novel_idx[sample_decks(novel_idx.size, args.n, args.seed + 1)]
 
-    figures = {
-        "fast_sampler_seconds_median": round(statistics.median(fast), 3),
-        "fast_sampler_seconds_p90": round(float(np.percentile(fast, 90)), 3),
-        "full_sampler_seconds_median": round(statistics.median(full), 3),
-        "full_over_fast": round(statistics.median(full) / statistics.median(fast), 1),
-        "nearest_deck_seconds_per_completion": round(1 / nearest_rate, 4) if nearest_rate else None,
-        "torch_threads": torch.get_num_threads(),
-        "device": "cuda" if torch.cuda.is_available() else "cpu",
-    }
+    kw = dict(restricted=tables.restricted)
+    if args.add_ablations:  # the same decks and masks as the results file's run
+        out = json.loads((RESULTS / "completion.json").read_text())
+        for spec in args.ablation:
+            label, _, pk = spec.partition("=")
+            other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split)
+            r = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed, tables.legal,
+                        tables.copy_limit, decks=rows_all, **kw)["a"]
+            out["ablation"][label] = {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],
+                                               "valid_share": r[K]["valid_share"]} for K in args.known}
+            print(label, {K: round(r[K]["main_recall"], 4) for K in args.known})
+        out["command"] += " && python bench/completion.py " + " ".join(sys.argv[1:])
+        (RESULTS / "completion.json").write_text(json.dumps(out, indent=2))
+        return 0
+    fit = lambda cls: cls().fit(train, V, tables.legal, tables.copy_limit, restricted=tables.restricted)  # noqa: E731
+    methods = {"masked": masked.complete_idx, "neighbour_vote": masked.vote.complete, "nearest": fit(NearestDeckBaseline),
+               "popularity": fit(PopularityBaseline), "cooccurrence": fit(CooccurrenceBaseline)}
+    quality = compare(methods, test, popularity, args.known, args.n, args.seed, tables.legal, tables.copy_limit,
+                      decks=rows_all, **kw)
+    print("main slice done", round(time.perf_counter() - started), "s", flush=True)
+    novel_q = compare({k: methods[k] for k in ("masked", "neighbour_vote", "nearest")}, test, popularity, args.known,
+                      args.n, args.seed, tables.legal, tables.copy_limit, decks=rows_novel, **kw)
+    if args.mana_n > 0:
+        from decks.completion import get_completer
+
+        try:
+            mana = DiffusionMethod(get_completer("manamorphosis"), names, "fast", 50)
+            quality["manamorphosis"] = compare({"m": mana}, test, popularity, args.known, args.mana_n, args.seed,
+                                               tables.legal, tables.copy_limit, decks=rows_all[:args.mana_n], **kw)["m"]
+        except Exception as exc:  # noqa: BLE001 - the variant is optional; say why it is missing
+            print(f"manamorphosis skipped: {exc}")
+    gate_used = masked.gate if masked.gate is not None else (float(masked.model.gate()) if masked.model else 1.0)
+    ablation = {"gate 1 (neighbour vote, no learned model)": quality["neighbour_vote"],
+                f"full model (inference gate {gate_used:.2f})": quality["masked"]}
+    if masked.model is not None and masked.gate is not None:
+        learned = copy.copy(masked)
+        learned.gate = None  # the gate as trained
+        label = f"full model, trained gate {float(masked.model.gate().detach()):.2f}"
+        ablation[label] = compare({"a": learned.complete_idx}, test, popularity, args.known, args.n, args.seed,
+                                  tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
+    for spec in args.ablation:
+        label, _, pk = spec.partition("=")
+        other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split)
+        ablation[label] = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed,
+                                  tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
+
+    def head_to_head(q):
+        out = {}
+        for K in args.known:
+            best = max(("nearest", "neighbour_vote"), key=lambda m: q[m][K]["main_recall"])
+            out[str(K)] = {"against": best,
+                           "main": paired(q["masked"][K]["main_recall_per_deck"], q[best][K]["main_recall_per_deck"]),
+                           "side": paired(q["masked"][K]["side_recall_per_deck"],
+                                          q[best][K]["side_recall_per_deck"])}
+        return out
+
+    paired_all, paired_novel = head_to_head(quality), head_to_head(novel_q)
+
+    # latency: the name-based request path, same requests for every method
+    lat_rng = np.random.default_rng(args.seed)
+    reqs = []
+    for d in lat_rng.choice(len(test), size=args.latency_runs, replace=False):
+        cards, counts = np.unique(test.main[d][:10], return_counts=True)
+        reqs.append(([(names[c], int(n)) for c, n in zip(cards, counts)], FORMATS[int(test.fmt[d])],
+                     test.main[d][:10], int(test.fmt[d])))
+    masked.complete(reqs[0][0], [], reqs[0][1])  # warm-up
+
+    def timed(fn):
+        out = []
+        for req in reqs:
+            t0 = time.perf_counter()
+            fn(req)
+            out.append(time.perf_counter() - t0)
+        return np.array(out)
+
+    t_masked = timed(lambda r: masked.complete(r[0], [], r[1]))
+    t_vote = timed(lambda r: masked.vote.complete(r[2], [], r[3]))
+    t_near = timed(lambda r: methods["nearest"].complete(r[2], [], r[3]))
+    pct = lambda a, q: round(float(np.percentile(a, q)) * 1000, 1)  # noqa: E731
+    latency = {"runs": len(reqs), "torch_threads": torch.get_num_threads(),
+               "masked_ms_p50": pct(t_masked, 50), "masked_ms_p95": pct(t_masked, 95),
+               "neighbour_vote_ms_p50": pct(t_vote, 50), "neighbour_vote_ms_p95": pct(t_vote, 95),
+               "nearest_ms_p50": pct(t_near, 50), "nearest_ms_p95": pct(t_near, 95),
+               "masked_over_nearest_p50": round(float(np.median(t_masked) / np.median(t_near)), 1),
+               "masked_over_vote_p50": round(float(np.median(t_masked) / np.median(t_vote)), 1),
+               "steps": masked.steps, "side_steps": masked.side_steps, "gate": gate_used}
+
+    def strip(q):
+        return {m: {str(K): {k: v for k, v in r.items() if k not in PER_DECK} for K, r in per_k.items()}
+                for m, per_k in q.items()}
+
     out = {
         "benchmark": "completion",
         "command": "python bench/completion.py " + " ".join(sys.argv[1:]),
@@ -92,30 +187,43 @@ def main() -> int:
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "torch": torch.__version__},
         "stack": args.stack,
-        "model": {"version": version.version, "config": version.config["model"], "metrics": version.metrics,
-                  "split_date": split},
-        "quality": {"n": args.n, "known": args.known, "decks_file": str(corpus), "held_out_from": split,
-                    "results": quality["results"], "fit_seconds": quality["fit_seconds"]},
-        "latency": figures,
+        "model": None if version is None else {"kind": "deck_masked", "version": version.version,
+                                               "config": {k: v for k, v in version.config.items() if k != "cards"},
+                                               "metrics": version.metrics},
+        "split_date": split, "train_decks": len(train), "held_out_decks": len(test),
+        "held_out_novel_decks": int(novel.sum()), "n": args.n, "known": args.known,
+        "quality": strip(quality), "quality_novel": strip(novel_q),
+        "paired": paired_all, "paired_novel": paired_novel,
+        "ablation": {label: {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],
+                                      "valid_share": r[K]["valid_share"]} for K in args.known}
+                     for label, r in ablation.items()},
+        "latency": latency,
         "seconds": round(time.perf_counter() - started, 1),
     }
+    RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "completion.json").write_text(json.dumps(out, indent=2))
-    (RESULTS / "completion.svg").write_text(recall_svg(out["quality"]))
+    (RESULTS / "completion.svg").write_text(recall_svg(out["quality"], args.known))
 
-    print(f"{'method':<13} " + " ".join(f"K={k:<3} main  side  valid" for k in args.known))
-    for method, per_k in quality["results"].items():
-        print(f"{method:<13} " + " ".join(
-            f"{per_k[str(k)]['main_recall']:>9.3f} {per_k[str(k)]['side_recall']:.3f} {per_k[str(k)]['valid_share']:.3f}"
-            for k in args.known))
-    print(json.dumps(figures, indent=1))
+    print(f"{'method':<16} " + " ".join(f"K={k:<3} main  side  valid " for k in args.known))
+    for label, q in (("", quality), ("novel: ", novel_q)):
+        for method, per_k in q.items():
+            print(f"{label + method:<16} " + " ".join(
+                f"{per_k[k]['main_recall']:>9.3f} {per_k[k]['side_recall']:.3f} {per_k[k]['valid_share']:.3f}"
+                for k in args.known))
+    for label, p in (("all", paired_all), ("novel", paired_novel)):
+        for K, r in p.items():
+            m = r["main"]
+            print(f"paired {label} K={K} vs {r['against']}: main {m['wins']}-{m['losses']} (p={m['sign_test_p']:.2g}), "
+                  f"side {r['side']['wins']}-{r['side']['losses']} (p={r['side']['sign_test_p']:.2g})")
+    print(json.dumps(latency, indent=1))
     return 0
 
 
-def recall_svg(quality: dict) -> str:
+def recall_svg(quality: dict, Ks) -> str:
     """Main recall against K for every method, as a small dependency-free SVG line chart."""
-    colors = {"diffusion": "#d9531e", "nearest": "#23479b", "cooccurrence": "#2e8b57", "popularity": "#888888"}
-    Ks = quality["known"]
-    W, H, L, B = 520, 300, 50, 40
+    colors = {"masked": "#d9531e", "neighbour_vote": "#7b3fa0", "nearest": "#23479b", "cooccurrence": "#2e8b57",
+              "popularity": "#888888", "manamorphosis": "#c9a227"}
+    W, H, L, B = 620, 320, 50, 44
     x = lambda k: L + (W - L - 20) * (Ks.index(k) / max(1, len(Ks) - 1))  # noqa: E731
     y = lambda r: 20 + (H - B - 20) * (1 - r)  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
@@ -124,13 +232,14 @@ def recall_svg(quality: dict) -> str:
         parts.append(f'<line x1="{L}" x2="{W - 20}" y1="{y(r)}" y2="{y(r)}" stroke="#ddd"/>'
                      f'<text x="{L - 6}" y="{y(r) + 4}" text-anchor="end">{r:.2f}</text>')
     for k in Ks:
-        parts.append(f'<text x="{x(k)}" y="{H - B + 18}" text-anchor="middle">K={k}</text>')
-    for i, (method, per_k) in enumerate(quality["results"].items()):
+        parts.append(f'<text x="{x(k)}" y="{H - B + 16}" text-anchor="middle">K={k}</text>')
+    for i, (method, per_k) in enumerate(quality.items()):
         pts = " ".join(f"{x(k):.1f},{y(per_k[str(k)]['main_recall']):.1f}" for k in Ks)
         color = colors.get(method, "#000")
         parts.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
-        parts += [f'<circle cx="{x(k):.1f}" cy="{y(per_k[str(k)]["main_recall"]):.1f}" r="3.5" fill="{color}"/>' for k in Ks]
-        parts.append(f'<text x="{L + 8 + 120 * i}" y="{H - 6}" fill="{color}">■ {method}</text>')
+        parts += [f'<circle cx="{x(k):.1f}" cy="{y(per_k[str(k)]["main_recall"]):.1f}" r="3.5" fill="{color}"/>'
+                  for k in Ks]
+        parts.append(f'<text x="{L + 4 + 96 * i}" y="{H - 6}" fill="{color}">■ {method}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 

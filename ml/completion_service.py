@@ -98,7 +98,9 @@ def build_masked_completer(version=None, split_date: str | None = None):
                             + (f" or choose a later split date than {split_date}." if split_date else "."))
     tables = card_tables(names)
     prep = prepare(arrays, len(names), tables.legal, tables.copy_limit, tables.restricted, params, cards=cards)
-    completer = MaskedCompleter(model, prep.vote, prep.tables, names, FORMATS, tables.restricted)
+    gate = ((loaded.config or {}).get("sampler") or {}).get("gate") if loaded is not None else None
+    completer = MaskedCompleter(model, prep.vote, prep.tables, names, FORMATS, tables.restricted,
+                                gate=None if gate is None else float(gate))
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
     return completer

@@ -35,7 +35,13 @@ from ml.diffusion.complete import CompletionError, check_limits, check_sizes, re
 from ml.diffusion.masked import MAX_ADD, MaskedDenoiser, collate, slot_scores
 from ml.diffusion.masked_data import Tables, board_example
 
-__all__ = ["MaskedCompleter", "MaskedCompletion", "Source"]
+__all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE"]
+
+# The gate the sampler uses with a trained model. Training learns g ~ 0.45 (best for the cross-entropy);
+# greedy unmasking does best leaning more on the vote: on the validation month (decks of 2026-04, index and
+# model from before it) g = 0.85 was at or above the vote at K = 10, 20, 40 where the learned g was below it at
+# K = 10 (docs/completion.md). Stored in each version's config ("sampler": {"gate": ...}).
+INFERENCE_GATE = 0.85
 
 
 def _key(name) -> str:

@@ -62,6 +62,7 @@ class Command(BaseCommand):
         from ml.completion.retrieval import RetrievalParams
         from ml.diffusion.data import split_by_date
         from ml.diffusion.masked import MaskedConfig
+        from ml.diffusion.masked_sampler import INFERENCE_GATE
         from ml.diffusion.masked_train import TrainConfig, prepare, train
         from ml.embeddings.service import active_embeddings
         from ml.kinds import MASKED_FORMAT
@@ -154,7 +155,8 @@ class Command(BaseCommand):
                         "device": "cpu"})
         config = {"format": MASKED_FORMAT, "model": model_config, "retrieval": params.to_dict(),
                   "cards": [names[int(i)] for i in prep.cards], "names_sha1": names_sha1(names),
-                  "split_date": opts["split_date"], "train": tc.to_dict(), "embeddings_version": emb.version_id}
+                  "split_date": opts["split_date"], "train": tc.to_dict(), "embeddings_version": emb.version_id,
+                  "sampler": {"gate": INFERENCE_GATE}}
         version = save_version(KIND, state, config, metrics=metrics, activate=not opts["no_activate"],
                                data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
                                               "split_date": opts["split_date"], "limit": opts["limit"]},
