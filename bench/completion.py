@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -100,7 +101,7 @@ def main() -> int:
             out["ablation"][label] = {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],
                                                "valid_share": r[K]["valid_share"]} for K in args.known}
             print(label, {K: round(r[K]["main_recall"], 4) for K in args.known})
-        out["command"] += " && python bench/completion.py " + " ".join(sys.argv[1:])
+        out["command"] += " && python bench/completion.py " + shlex.join(sys.argv[1:])
         (RESULTS / "completion.json").write_text(json.dumps(out, indent=2))
         return 0
     fit = lambda cls: cls().fit(train, V, tables.legal, tables.copy_limit, restricted=tables.restricted)  # noqa: E731
@@ -182,7 +183,7 @@ def main() -> int:
 
     out = {
         "benchmark": "completion",
-        "command": "python bench/completion.py " + " ".join(sys.argv[1:]),
+        "command": "python bench/completion.py " + shlex.join(sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
                     "torch": torch.__version__},
@@ -223,7 +224,7 @@ def recall_svg(quality: dict, Ks) -> str:
     """Main recall against K for every method, as a small dependency-free SVG line chart."""
     colors = {"masked": "#d9531e", "neighbour_vote": "#7b3fa0", "nearest": "#23479b", "cooccurrence": "#2e8b57",
               "popularity": "#888888", "manamorphosis": "#c9a227"}
-    W, H, L, B = 620, 320, 50, 44
+    W, H, L, B = 700, 320, 50, 44
     x = lambda k: L + (W - L - 20) * (Ks.index(k) / max(1, len(Ks) - 1))  # noqa: E731
     y = lambda r: 20 + (H - B - 20) * (1 - r)  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
@@ -239,7 +240,7 @@ def recall_svg(quality: dict, Ks) -> str:
         parts.append(f'<polyline points="{pts}" fill="none" stroke="{color}" stroke-width="2.5"/>')
         parts += [f'<circle cx="{x(k):.1f}" cy="{y(per_k[str(k)]["main_recall"]):.1f}" r="3.5" fill="{color}"/>'
                   for k in Ks]
-        parts.append(f'<text x="{L + 4 + 96 * i}" y="{H - 6}" fill="{color}">■ {method}</text>')
+        parts.append(f'<text x="{L + 4 + 106 * i}" y="{H - 6}" fill="{color}">■ {method}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 

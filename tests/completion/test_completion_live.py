@@ -129,6 +129,9 @@ def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner):
             expect(page.get_by_test_id("side-count")).to_have_text("15")
             expect(page.locator(".tag-mine").first).to_be_visible()
             expect(page.locator(".curve .curve-bar")).to_have_count(8)
+            # the default (masked) model shows the decks it drew on, linked, and how sure it was of each card
+            expect(page.locator("#job-sources li a").first).to_have_attribute("href", re.compile(r"^/decks/\d+/$"))
+            assert page.locator("meter").count() >= 1
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "completion.png"), full_page=True)
             assert problems == []
