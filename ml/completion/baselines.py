@@ -218,15 +218,17 @@ class _Builder:
                 return
             add(c, left())
 
-    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+    def finish(self, side: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Fill what is left from the popularity fallbacks -> (main [60], side); ``side=False`` leaves the
+        sideboard as it is (only the given cards)."""
         f = self.fit
         if self.main_left > 0:
             self._fill(self.add_main, lambda: self.main_left, f.main_rank[self.fmt], f.main_mode[self.fmt],
                        self.main_count)
-        if self.side_left > 0:
+        if side and self.side_left > 0:
             self._fill(self.add_side, lambda: self.side_left, f.side_rank[self.fmt], f.side_mode[self.fmt],
                        self.side_count)
-        if self.main_left > 0 or self.side_left > 0:
+        if self.main_left > 0 or (side and self.side_left > 0):
             raise ValueError("cannot fill the deck with legal cards within their copy limits")
         return np.sort(np.array(self.main, dtype=np.int32)), np.sort(np.array(self.side, dtype=np.int32))
 

@@ -72,17 +72,6 @@ class Votes:
             return 0.0
         return float(self.table[i, n])
 
-    def dense(self, V: int, copies: int = 4) -> np.ndarray:
-        """float32 [V, copies]: vote for copies 1..copies of every card (0 for cards no neighbour holds)."""
-        out = np.zeros((V, copies), dtype=np.float32)
-        out[self.cards] = self.table[:, 1:copies + 1]
-        return out
-
-    def mean_count(self) -> np.ndarray:
-        """Per card: expected copies among the neighbours that hold it (float64 [U])."""
-        held = np.maximum(self.table[:, 1], 1e-12)
-        return self.table[:, 1:].sum(axis=1) / held
-
 
 def narrow(nb: Neighbours, m: int = 10) -> Neighbours:
     """The ``m`` best of a neighbour set, weights renormalised."""
@@ -100,8 +89,9 @@ class DeckIndex:
         self.V = int(V)
         fmt = np.asarray(fmt, dtype=np.int64)
         self.F = int(F if F is not None else (fmt.max() + 1 if fmt.size else 1))
-        self.main = count_matrix(main, V)
-        self.side = count_matrix(side, V)
+        # card indices [N, 60] / [N, 15], or deck x card count matrices already built (the fitted baseline's)
+        self.main = main if sp.issparse(main) else count_matrix(main, V)
+        self.side = side if sp.issparse(side) else count_matrix(side, V)
         self.day = np.asarray(day, dtype=np.float64)
         self.log_occ = np.log(np.maximum(np.asarray(weight, dtype=np.float64), 1.0))
         self.fmt = fmt
@@ -244,8 +234,7 @@ class NeighbourVoteBaseline(_Baseline):
 
     def _fit_extra(self) -> None:
         f = self._f
-        self.index = DeckIndex(self._train.main, self._train.side, self._train.fmt, self._train.day,
-                               self._train.weight, f.V, f.F)
+        self.index = DeckIndex(f.main, f.side, self._train.fmt, self._train.day, self._train.weight, f.V, f.F)
 
     def fit(self, train, V, legal, copy_limit, restricted=None):
         self._train = train

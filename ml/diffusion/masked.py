@@ -52,7 +52,6 @@ class MaskedConfig:
     dropout: float = 0.0
     formats: int = 7
     candidates: int = 96     # at most this many candidate tokens per board (by vote)
-    text_dim: int = 0        # >0: card embeddings = learned + projection of fixed text vectors [vocab, text_dim]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -194,17 +193,12 @@ def collate(examples: list[Example]) -> dict[str, torch.Tensor]:
 class MaskedDenoiser(nn.Module):
     """Set transformer over [global token; visible tokens; candidate tokens] -> token and count logits."""
 
-    def __init__(self, config: MaskedConfig, text_vectors: torch.Tensor | None = None):
+    def __init__(self, config: MaskedConfig):
         super().__init__()
         self.config = c = config
         d = c.d_model
         self.card = nn.Embedding(c.vocab, d)
         nn.init.normal_(self.card.weight, std=0.02)
-        if c.text_dim > 0:
-            # fixed text vectors (Doc2Vec) through a learned projection: rare cards land near similar cards
-            self.register_buffer("text", torch.zeros(c.vocab, c.text_dim) if text_vectors is None
-                                 else torch.as_tensor(text_vectors, dtype=torch.float32).clone())
-            self.text_proj = nn.Linear(c.text_dim, d, bias=False)
         self.count = nn.Embedding(MAX_COUNT_IN + 1, d)
         self.segment = nn.Embedding(2, d)
         self.board = nn.Embedding(2, d)
@@ -223,12 +217,6 @@ class MaskedDenoiser(nn.Module):
             nn.init.zeros_(head.bias)
         self.gate_logit = nn.Parameter(torch.zeros(()))
 
-    def card_vectors(self, tok: torch.Tensor) -> torch.Tensor:
-        e = self.card(tok)
-        if self.config.text_dim > 0:
-            e = e + self.text_proj(self.text[tok])
-        return e
-
     def gate(self) -> torch.Tensor:
         return torch.sigmoid(self.gate_logit)
 
@@ -239,9 +227,9 @@ class MaskedDenoiser(nn.Module):
         fmt = batch["fmt"].clamp(max=c.formats)
         glob = (self.fmt(fmt) + self.board(batch["board"]) + self.known(batch["known_frac"][:, None])
                 + self.kind.weight[0])[:, None, :]
-        vis = (self.card_vectors(batch["vis_tok"]) + self.count(batch["vis_cnt"]) + self.segment(batch["vis_seg"])
+        vis = (self.card(batch["vis_tok"]) + self.count(batch["vis_cnt"]) + self.segment(batch["vis_seg"])
                + self.kind.weight[1])
-        cand = self.card_vectors(batch["cand_tok"]) + self.feat(batch["feats"]) + self.kind.weight[2]
+        cand = self.card(batch["cand_tok"]) + self.feat(batch["feats"]) + self.kind.weight[2]
         x = torch.cat([glob, vis, cand], dim=1)
         pad = torch.cat([torch.zeros(B, 1, dtype=torch.bool), batch["vis_pad"], batch["cand_pad"]], dim=1)
         h = self.norm(self.encoder(x, src_key_padding_mask=pad))[:, 1 + vis.shape[1]:]

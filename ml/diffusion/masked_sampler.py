@@ -201,6 +201,23 @@ class MaskedCompleter:
                 break
         return rounds, conf
 
+    def _run(self, b: _Builder, f: int, generate_side: bool, report):
+        """Retrieve for the user's main cards, unmask the main deck, then the sideboard (retrieving again with
+        the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side)."""
+        cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
+        nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
+        report(0.1, "Nearest tournament decks found")
+        rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide)
+        report(0.6, "Main deck done")
+        conf_side: dict[int, float] = {}
+        if generate_side and b.side_left > 0:
+            cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
+            nb_side, wide_side = self.index.neighbour_sets(cards, counts, f, None, self.params)
+            r, conf_side = self._fill_board(b, f, nb_side, 1, self.side_steps, wide_side)
+            rounds += r
+        main, side = b.finish(side=generate_side)
+        return nb, rounds, conf_main, conf_side, main, side
+
     def complete(self, main_known, side_known=(), fmt: str = "", seed: int = 0, generate_side: bool = True,
                  progress: Callable[[float, str], None] | None = None, **_ignored) -> MaskedCompletion:
         """Complete one deck (see the module docstring); raises ``CompletionError``."""
@@ -209,34 +226,16 @@ class MaskedCompleter:
         f, main_c, side_c, warnings = self._validate(main_known, side_known, fmt)
         user_main = [i for i, n in main_c.items() for _ in range(n)]
         user_side = [i for i, n in side_c.items() for _ in range(n)]
-        b = _Builder(self.vote._f, f, user_main, user_side)
-        cards, counts = np.unique(np.array(user_main, dtype=np.int64), return_counts=True)
-        nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
-        report(0.1, "Nearest tournament decks found")
-        rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide)
-        report(0.6, "Main deck done")
-        conf_side: dict[int, float] = {}
-        if generate_side and b.side_left > 0:
-            full = np.array(b.main, dtype=np.int64)
-            cards, counts = np.unique(full, return_counts=True)
-            nb_side, wide_side = self.index.neighbour_sets(cards, counts, f, None, self.params)
-            r, conf_side = self._fill_board(b, f, nb_side, 1, self.side_steps, wide_side)
-            rounds += r
         try:
-            if generate_side:
-                main, side = b.finish()
-            else:
-                main, side = self._finish_main_only(b)
+            nb, rounds, conf_main, conf_side, main, side = self._run(
+                _Builder(self.vote._f, f, user_main, user_side), f, generate_side, report)
         except ValueError:
             raise CompletionError("There are not enough legal cards left to fill the deck within the copy limits.") from None
         report(1.0, "Done")
         gen_main = Counter(main.tolist()) - Counter(user_main)
         gen_side = Counter(side.tolist()) - Counter(user_side)
-        confidence = {}
-        for c in gen_main:
-            confidence[f"main:{self.names[c]}"] = round(float(conf_main.get(c, 0.0)), 3)
-        for c in gen_side:
-            confidence[f"side:{self.names[c]}"] = round(float(conf_side.get(c, 0.0)), 3)
+        confidence = {f"main:{self.names[c]}": round(float(conf_main.get(c, 0.0)), 3) for c in gen_main}
+        confidence.update({f"side:{self.names[c]}": round(float(conf_side.get(c, 0.0)), 3) for c in gen_side})
         sources = [Source(int(r), round(float(w), 4), round(float(s), 4))
                    for r, w, s in zip(nb.rows[:5], nb.weight[:5], nb.sim[:5])]
         group = lambda cnt: sorted(((self.names[i], n) for i, n in cnt.items() if n > 0), key=lambda e: e[0])  # noqa: E731
@@ -244,14 +243,6 @@ class MaskedCompleter:
                                 generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
                                 seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
                                 warnings=warnings)
-
-    def _finish_main_only(self, b: _Builder):
-        f = b.fit
-        if b.main_left > 0:
-            b._fill(b.add_main, lambda: b.main_left, f.main_rank[b.fmt], f.main_mode[b.fmt], b.main_count)
-        if b.main_left > 0:
-            raise ValueError("cannot fill")
-        return np.sort(np.array(b.main, dtype=np.int32)), np.sort(np.array(b.side, dtype=np.int32))
 
     def complete_many(self, requests, seed: int = 0, progress=None, **kwargs) -> list:
         """One ``MaskedCompletion`` or ``CompletionError`` per ``(main_known, side_known, fmt)`` request."""
@@ -275,11 +266,4 @@ class MaskedCompleter:
     def complete_idx(self, main_known, side_known, fmt: int, seed: int = 0, generate_side: bool = True):
         """Index interface of the baselines (``ml.completion.evaluate``): card indices in, (main [60], side [15])."""
         b = _Builder(self.vote._f, int(fmt), main_known, side_known)
-        cards, counts = np.unique(np.asarray(main_known, dtype=np.int64), return_counts=True)
-        nb, wide = self.index.neighbour_sets(cards, counts, int(fmt), None, self.params)
-        self._fill_board(b, int(fmt), nb, 0, self.steps, wide)
-        if generate_side and b.side_left > 0:
-            cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
-            nb_side, wide_side = self.index.neighbour_sets(cards, counts, int(fmt), None, self.params)
-            self._fill_board(b, int(fmt), nb_side, 1, self.side_steps, wide_side)
-        return b.finish()
+        return self._run(b, int(fmt), generate_side, lambda fraction, message: None)[4:]
