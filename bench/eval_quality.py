@@ -72,7 +72,7 @@ def accuracy(pairs) -> float:
 
 def fit_scale(values_and_wins, grid=None) -> float:
     """The logistic scale that maximises the likelihood of the winners given the raw evaluations."""
-    from gameplay.core.search import win_probability
+    from gameplay.core.value import win_probability
 
     grid = grid or [x / 2 for x in range(2, 121)]
     return min(grid, key=lambda s: log_loss([(win_probability(v, s), y) for v, y in values_and_wins]))
@@ -90,7 +90,8 @@ def learned_model():
 
 def play_one(job: dict) -> list[dict]:
     """One engine-vs-engine game; every turn start scored every way (runs in a worker)."""
-    from gameplay.core.search import Search, SearchConfig, win_probability
+    from gameplay.core.search.base import Search, SearchConfig
+    from gameplay.core.value import win_probability
 
     model = learned_model()
 
@@ -146,7 +147,7 @@ def play_one(job: dict) -> list[dict]:
 
 
 def score(rows: list[dict]) -> dict:
-    from gameplay.core.search import EVAL_SCALE, win_probability
+    from gameplay.core.value import EVAL_SCALE, win_probability
 
     rows = [r for r in rows if r["won"] is not None]
     scale = fit_scale([(r["static_value"], r["won"]) for r in rows])

@@ -47,7 +47,7 @@ def pct(values, q):
 
 def sample_positions(n: int) -> list[dict]:
     """Mid-game decisions worth searching, from Medium-vs-Medium games of the sample decks."""
-    from gameplay.core.search import worth_searching
+    from gameplay.core.players import worth_searching
     from gameplay.core.pruning import prune_actions
 
     eng = gs.engine()
@@ -106,7 +106,8 @@ def engine_decisions(levels, games: int) -> dict:
 
 def rollouts(positions, horizons, policy: str, per_position: int) -> dict:
     from gameplay.core.engine import Game
-    from gameplay.core.search import Budget, Search, SearchConfig
+    from gameplay.core.search.base import Budget, SearchConfig
+    from gameplay.core.search.flat import FlatSearch
 
     eng = gs.engine()
     out = {}
@@ -116,7 +117,7 @@ def rollouts(positions, horizons, policy: str, per_position: int) -> dict:
             game = eng.load(p["state"])
             cfg = SearchConfig(prior_level=None, horizon=h, determinizations=per_position, rollout_policy=policy,
                                opponent_policy=policy)
-            search = Search(game, p["seat"], algorithm="flat", budget=Budget(simulations=per_position), config=cfg)
+            search = FlatSearch(game, p["seat"], budget=Budget(simulations=per_position), config=cfg)
             c = time.process_time()
             search.run()
             cpu += time.process_time() - c
@@ -146,7 +147,7 @@ def copy_cost(positions) -> dict:
 
 
 def latency(positions, level: str) -> dict:
-    from gameplay.core.search import LEVELS, recommend
+    from gameplay.core.advisor import LEVELS, recommend
 
     eng = gs.engine()
     spec = LEVELS[level]
@@ -185,8 +186,9 @@ def latency(positions, level: str) -> dict:
 
 
 def scaling(positions, procs, seconds: float) -> dict:
+    from gameplay.core.advisor import recommend
     from gameplay.core.parallel import shutdown_pools
-    from gameplay.core.search import Budget, SearchConfig, recommend
+    from gameplay.core.search.base import Budget, SearchConfig
 
     eng = gs.engine()
     cfg = SearchConfig(prior_level=None, horizon=1, determinizations=8)

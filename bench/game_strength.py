@@ -141,11 +141,11 @@ def _clairvoyant(state, observer, rng):
 
 def play_one(job: dict) -> dict:
     """One game (runs in a worker process)."""
-    from gameplay.core import search
     from gameplay.core.engine import determinize
     from gameplay.core.players import make_player, play_game
+    from gameplay.core.search import base as search_base
 
-    search.determinize = _clairvoyant if job.get("oracle") else determinize
+    search_base.determinize = _clairvoyant if job.get("oracle") else determinize
 
     decks = sample_decks()
     eng = engine()
@@ -402,13 +402,13 @@ def main() -> int:
         games = sorted(merged.values(), key=lambda g: (OPPONENTS.index(g["opponent"]) if g["opponent"] in OPPONENTS else 99,
                                                        g["seed"], g["ours_seat"]))
         summary = summarize(games)
-        from gameplay.core import search as search_mod
+        from gameplay.core import advisor
 
         level = args.ours.partition(":")[2] or "default"
         report = {"benchmark": "game_strength", "date": dt.datetime.now().isoformat(timespec="seconds"),
                   "command": this_command,
                   "machine": machine(), "ours": ours_name,
-                  "level": search_mod.level_spec(level) if args.ours.startswith("search") and level in search_mod.LEVELS else None,
+                  "level": advisor.level_spec(level) if args.ours.startswith("search") and level in advisor.LEVELS else None,
                   "targets": TARGETS, "summary": summary,
                   **({"paired": paired_reports(games, args.paired_with)} if args.paired_with else {}),
                   "games": games,

@@ -176,7 +176,7 @@ def player_choices() -> list[str]:
 
     out = [f"engine:{d}" for d in DIFFICULTIES] + ["random"]
     try:
-        from gameplay.core.search import LEVELS
+        from gameplay.core.advisor import LEVELS
     except Exception:  # the search module is optional here
         return out
     return out + [f"search:{level}" for level in LEVELS]

@@ -224,7 +224,7 @@ def opponent_label(spec: str) -> str:
 
 def _search():
     try:
-        from gameplay.core import search
+        from gameplay.core import advisor as search
     except ImportError:
         return None
     return search

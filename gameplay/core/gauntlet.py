@@ -20,7 +20,8 @@
   "what the winning decks have in common", not as the card's own strength.
 * :func:`heatmap_figure` draws the matrix (matplotlib, no pyplot); :func:`figure_bytes` renders it.
 
-No Django here: the shell (``gameplay.gauntlet``) stores runs and games and calls these.
+No Django here: the shell (``gameplay.gauntlet``) stores runs and games and calls these. The top of
+the core's layers: imports engine and players (and so everything below them).
 """
 from __future__ import annotations
 
@@ -31,6 +32,11 @@ import time
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from gameplay.core.engine import EngineError, PhaseEngine
+from gameplay.core.players import make_player, play_game
 
 Z95 = 1.959963984540054
 DRAW_POLICY = "a draw (or a game cut at the decision cap) counts half a win for each deck"
@@ -99,9 +105,6 @@ def play_match(engine, deck0: Sequence[str], deck1: Sequence[str], *, seed: int,
     the decision cap ended the game, ``error`` (a message) when the engine failed; then the game is
     not scored and ``winner`` is None.
     """
-    from gameplay.core.engine import EngineError
-    from gameplay.core.players import make_player, play_game
-
     started = time.perf_counter()
     count = [0]
     game = None
@@ -133,8 +136,6 @@ _pool_engine = None
 
 def pool_init(card_data_path: str) -> None:
     global _pool_engine
-    from gameplay.core.engine import PhaseEngine
-
     _pool_engine = PhaseEngine(card_data_path)
 
 
@@ -325,8 +326,6 @@ def heatmap_figure(summary: Mapping, title: str | None = None):
     colour goes from red (the row deck loses) through white (even) to blue (it wins). Row labels
     carry each deck's overall rate.
     """
-    import numpy as np
-
     names = list(summary["decks"])
     n = len(names)
     rates = np.full((n, n), np.nan)
@@ -344,7 +343,7 @@ def heatmap_figure(summary: Mapping, title: str | None = None):
     fig = _new_figure(figsize=(width, height), dpi=100)
     fig.subplots_adjust(left=left / width, right=1 - 1.2 / width, bottom=bottom / height, top=1 - 0.55 / height)
     ax = fig.add_subplot(1, 1, 1)
-    from matplotlib import colormaps
+    from matplotlib import colormaps  # noqa: PLC0415 - matplotlib is heavy: loaded only to draw
 
     cmap = colormaps["RdBu"].copy()
     cmap.set_bad("#e6e6e6")
@@ -383,17 +382,17 @@ def heatmap_figure(summary: Mapping, title: str | None = None):
 
 def _new_figure(**kwargs):
     """A figure made without pyplot (nothing registered globally: safe in a web or Celery worker)."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415 - after matplotlib.use("Agg")
 
     return Figure(**kwargs)
 
 
 def figure_bytes(fig, fmt: str = "svg") -> bytes:
     """Render ``fig`` as ``svg`` (text kept as text, no date: same figure, same bytes) or ``png``."""
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
 
     fmt = fmt.lower()
     if fmt not in ("svg", "png"):

@@ -20,6 +20,9 @@ time budget, spread parts carry a ``deadline`` (when the caller's own search end
 by then, a part that starts with less than half its time left returns at once with nothing, and
 the caller waits for answers only a few seconds past it, so a busy queue costs simulations, not
 the person's time.
+
+Pure: no Django; imports ``gameplay.core.engine`` and the search package only (the advisor calls
+``recommend_parallel``; ``gameplay.tasks`` runs ``search_part`` on Celery workers).
 """
 from __future__ import annotations
 
@@ -32,7 +35,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from gameplay.core.engine import Action, Game
+from gameplay.core.engine import Action, Game, PhaseEngine
+from gameplay.core.search.algorithms import make_search
+from gameplay.core.search.base import Budget, Search, SearchConfig
 
 _pools: dict[tuple, tuple[ProcessPoolExecutor, object]] = {}
 SPREAD_SLACK_SECONDS = 5.0  # how long past its deadline a spread part's answer is still awaited
@@ -60,8 +65,6 @@ def _context():
 def _init_worker(source, progress_queue):
     global _W_ENGINE, _W_QUEUE
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from gameplay.core.engine import PhaseEngine  # noqa: PLC0415
-
     _W_ENGINE = PhaseEngine(source)
     _W_ENGINE.card_source = source
     _W_QUEUE = progress_queue
@@ -79,8 +82,6 @@ def part_payload(index: int, state: dict, seat: int, algorithm: str, budget, see
 def search_part(engine, part: dict, on_progress=None) -> dict:
     """Run one part on ``engine`` (which must hold the same cards as the caller's): its root statistics.
     ``on_progress(stats)`` gets the statistics so far every ``config.progress_seconds``."""
-    from gameplay.core.search import Budget, Search, SearchConfig  # noqa: PLC0415
-
     budget = Budget(**part["budget"])
     if part.get("deadline") is not None:
         left = part["deadline"] - time.time()
@@ -108,8 +109,8 @@ def search_part(engine, part: dict, on_progress=None) -> dict:
             last[0] = now
             on_progress(search.root_stats())
 
-    search = Search(game, seat, algorithm=part["algorithm"], budget=budget, seed=part["seed"], config=config,
-                    on_progress=post, hint=hint_action, state=part["state"], actions=actions, include=include)
+    search = make_search(game, seat, algorithm=part["algorithm"], budget=budget, seed=part["seed"], config=config,
+                         on_progress=post, hint=hint_action, state=part["state"], actions=actions, include=include)
     search.run()
     return search.root_stats()
 
@@ -157,7 +158,7 @@ def shutdown_pools():
 atexit.register(shutdown_pools)
 
 
-def merge(search, remote: dict[int, dict]):
+def merge(search: Search, remote: dict[int, dict]):
     """Add the workers' root statistics to the local search's edges (returns a Recommendation)."""
     base = {e.key: (e.n, e.w) for e in search.edges}
     sims = search.simulations
@@ -189,15 +190,13 @@ def merge(search, remote: dict[int, dict]):
 
 def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, workers, on_progress, config, hint,
                        actions, start, include=None, spread=None):
-    from gameplay.core.search import Budget, Search, SearchConfig  # noqa: PLC0415
-
     config = config or SearchConfig()
     budget = budget or Budget(seconds=1.0)
     source = card_source(game.engine)
     state = game.state()
     if source is None and spread is None:  # the engine does not say where its cards came from: search here only
-        search = Search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
-                        on_progress=on_progress, hint=hint, state=state, actions=actions, include=include)
+        search = make_search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
+                             on_progress=on_progress, hint=hint, state=state, actions=actions, include=include)
         search.start = start
         rec = search.run()
         rec.stats["workers"] = 1
@@ -252,9 +251,9 @@ def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, worker
         merged.stats.pop("final", None)  # the local search ended; the workers may not have
         on_progress(merged)
 
-    search = Search(game, seat, algorithm=algorithm, budget=share, seed=seed * 7919, config=config,
-                    on_progress=progress if on_progress else None, hint=hint, state=state, actions=actions,
-                    include=include)
+    search = make_search(game, seat, algorithm=algorithm, budget=share, seed=seed * 7919, config=config,
+                         on_progress=progress if on_progress else None, hint=hint, state=state, actions=actions,
+                         include=include)
     search.start = start
     local = search.run()
     if spread_error:

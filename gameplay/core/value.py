@@ -2,7 +2,10 @@
 
 The engine's own evaluation, squashed by ``EVAL_SCALE``, predicts the winner of a game little
 better than a coin late in a game, and a two-turn rollout barely improves on it at 50,000x the cost
-(``bench/eval_quality.py``). This module is the alternative the search can score a leaf with:
+(``bench/eval_quality.py``). This module holds the two ways the search scores a leaf:
+
+- ``win_probability(evaluation)``: the engine's evaluation squashed into 0..1 by ``EVAL_SCALE``
+  (the default leaf, and the advisor's estimate of a forced decision);
 
 - ``features(state, seat, evaluation)``: a fixed-length description of the position from ``seat``'s
   side, read from the engine's state JSON: for each side life, cards in hand, library and graveyard,
@@ -16,8 +19,9 @@ better than a coin late in a game, and a two-turn rollout barely improves on it 
   its metadata. ``predict`` is antisymmetric by construction: it averages the model's view from
   ``seat`` with one minus its view from the opponent, so both seats' estimates sum to one.
 
-Trained on self-play positions by ``gameplay/management/commands/train_game_value.py``; measured
-against the static evaluation and rollouts by ``bench/eval_quality.py``. Pure: no Django.
+Trained on self-play positions (``gameplay.core.selfplay``) by
+``gameplay/management/commands/train_game_value.py``; measured against the static evaluation and
+rollouts by ``bench/eval_quality.py``. Pure: no Django; imports ``gameplay.core.engine`` only.
 """
 from __future__ import annotations
 
@@ -30,6 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import save_file
+
+from gameplay.core.engine import EngineError, determinize
 
 FORMAT = "game-value-v1"
 # the shipped model (trained by ``manage.py train_game_value``); MTG_GAME_VALUE_WEIGHTS points elsewhere
@@ -41,6 +49,17 @@ _SIDE = ("life", "poison", "hand", "library", "graveyard", "lands", "creatures",
          "deck_creature_power", "deck_mana_value")
 FEATURES = tuple(f"me_{n}" for n in _SIDE) + tuple(f"opp_{n}" for n in _SIDE) + (
     "turn", "on_play", "my_turn", "evaluation")
+
+
+# evaluate_state(seat) -> P(win): a logistic fit of the engine's evaluation at the start of each
+# turn against the game's winner (bench/eval_quality.py re-fits it: ``fitted_scale``).
+EVAL_SCALE = 8.0
+
+
+def win_probability(value: float, scale: float = EVAL_SCALE) -> float:
+    """The engine's heuristic value (higher is better for the seat) squashed into 0..1."""
+    x = max(-60.0, min(60.0, value / scale))
+    return 1.0 / (1.0 + math.exp(-x))
 
 
 class ValueModelError(ValueError):
@@ -163,8 +182,6 @@ class ValueModel:
 
     # -- files -------------------------------------------------------------------------------
     def save(self, path: str | Path):
-        from safetensors.numpy import save_file
-
         tensors = {"mean": self.mean.astype(np.float32), "std": self.std.astype(np.float32)}
         for i, (w, b) in enumerate(self.layers):
             tensors[f"layer{i}.weight"] = w.astype(np.float32)
@@ -175,8 +192,6 @@ class ValueModel:
 
     @classmethod
     def load(cls, path: str | Path) -> "ValueModel":
-        from safetensors import SafetensorError, safe_open
-
         path = Path(path)
         try:
             with safe_open(str(path), framework="numpy") as fh:
@@ -260,8 +275,6 @@ def position_estimate(engine, state: dict, seat: int, rng, *, determinizations: 
     ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt
     from what ``seat`` cannot see. None when no model is installed or the engine cannot load a copy.
     About 40 ms a copy (the load dominates)."""
-    from gameplay.core.engine import EngineError, determinize
-
     try:
         model = default_model()
     except ValueModelError:
@@ -282,8 +295,6 @@ def score(model: ValueModel, rows: list[dict]) -> dict:
     evaluation squashed the way the search does (``EVAL_SCALE``) on the same rows."""
     if not rows:
         raise ValueError("no positions to score")
-    from gameplay.core.search import win_probability  # here: the search imports this module
-
     x = np.array([r["x"] for r in rows], dtype=np.float64)
     y = np.array([r["won"] for r in rows], dtype=np.float64)
     ev = x[:, FEATURES.index("evaluation")] * 10  # the feature is the evaluation / 10, clipped to +-3
@@ -302,7 +313,7 @@ def fit(rows: list[list[float]], wins: list[int], *, hidden: tuple[int, ...] = (
     """Train the MLP with torch (full-batch Adam, binary cross-entropy). ``groups`` (one per row, e.g.
     the game it came from) keeps all positions of a game on one side of the validation split; the
     epoch with the best validation loss is kept."""
-    import torch
+    import torch  # noqa: PLC0415 - heavy (seconds to import); only training needs it
 
     x = np.asarray(rows, dtype=np.float64)
     y = np.asarray(wins, dtype=np.float64)
@@ -346,56 +357,3 @@ def fit(rows: list[list[float]], wins: list[int], *, hidden: tuple[int, ...] = (
             "best_epoch": best_epoch, "hidden": list(hidden), "epochs": epochs, "weight_decay": weight_decay}
     return ValueModel(layers, mean, std, info)
 
-
-# ---------------------------------------------------------------------------------------------
-# Training data: positions of engine-vs-engine games, from both seats, labelled with the winner
-
-RECORD_PHASES = ("PreCombatMain", "PostCombatMain")
-
-
-def self_play_rows(engine, deck_a: list[str], deck_b: list[str], *, seed: int, levels=("Medium", "Medium"),
-                   max_decisions: int = 3000) -> list[dict]:
-    """Play one game between the engine AIs ``levels`` and return a row per recorded position and
-    seat: ``{"x": features, "won": 1/0, "turn", "seat", "phase"}`` (none when the game is drawn or
-    cut). From turn 2 on, a position is recorded at the first priority of each turn (where a cut
-    rollout is scored) and of each main phase."""
-    game = engine.new_game(deck_a, deck_b, seed=seed)
-    rows, seen = [], set()
-    for _ in range(max_decisions):
-        if game.is_over():
-            break
-        seat = game.seat_to_act()
-        if seat is None:
-            break
-        if game.turn >= 2 and game.prompt().get("type") == "Priority":
-            keys = [k for k in ((game.turn, "start"), (game.turn, game.phase))
-                    if k not in seen and (k[1] == "start" or k[1] in RECORD_PHASES)]
-            if keys:
-                seen.update(keys)
-                state = game.state()
-                evals = {s: game.evaluate(s) for s in (0, 1)}
-                for s in (0, 1):
-                    rows.append({"x": features(state, s, evals[s]), "seat": s, "turn": game.turn, "phase": game.phase})
-        action = game.ai_action(seat, levels[seat]) or game.legal_actions(seat)[0]
-        game.apply(seat, action)
-    winner = (game.result() or {}).get("winner") if game.is_over() else None
-    if winner is None:
-        return []
-    for row in rows:
-        row["won"] = int(row["seat"] == winner)
-    return rows
-
-
-def pool_rows(job: dict) -> tuple[int, list[dict], str | None]:
-    """One self-play game in a process pool whose initializer is ``gauntlet.pool_init`` (it builds the
-    engine); ``job``: index, seed, names, levels, deck0, deck1. An engine failure costs this game only."""
-    from gameplay.core import gauntlet
-
-    try:
-        rows = self_play_rows(gauntlet._pool_engine, job["deck0"], job["deck1"], seed=job["seed"],
-                              levels=tuple(job["levels"]))
-    except Exception as exc:  # noqa: BLE001
-        return job["index"], [], f"{type(exc).__name__}: {str(exc)[:200]}"
-    for row in rows:
-        row.update(game=job["index"], seed=job["seed"], decks=job["names"], levels=job["levels"])
-    return job["index"], rows, None

@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
 
 def test_a_long_search_spreads_over_a_worker(game_env, advice_worker, settings):  # noqa: F811
-    from gameplay.core.search import Budget
+    from gameplay.core.search.base import Budget
     from gameplay.tasks import advice_spread
 
     settings.GAME_ADVICE_SPREAD_PARTS = 1

@@ -65,9 +65,9 @@ def test_a_real_gauntlet_through_celery_tasks(game_catalogue, eager_tasks, djang
 
 def test_an_engine_panic_is_recorded_and_the_run_carries_on(game_catalogue, eager_tasks, monkeypatch,
                                                             django_capture_on_commit_callbacks):
-    from gameplay.core import players
+    from gameplay.core import gauntlet as core
 
-    real = players.play_game
+    real = core.play_game
     calls = []
 
     def flaky(game, seats, **kwargs):
@@ -76,7 +76,7 @@ def test_an_engine_panic_is_recorded_and_the_run_carries_on(game_catalogue, eage
             raise EnginePanic("the rules engine crashed: index out of bounds")
         return real(game, seats, **kwargs)
 
-    monkeypatch.setattr(players, "play_game", flaky)
+    monkeypatch.setattr(core, "play_game", flaky)
     with django_capture_on_commit_callbacks(execute=True):
         run = gauntlet.start_run(samples("mono_blue_faeries", "dimir_terror", "mono_red_aggro"), 1, "engine:VeryEasy",
                                  max_decisions=30)

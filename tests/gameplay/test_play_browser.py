@@ -70,7 +70,7 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
     from gameplay.models import PlayedGame
 
     if not play.search_levels():
-        pytest.skip("gameplay.core.search is not available")
+        pytest.skip("gameplay.core.advisor is not available")
     with _open_page(browser, tmp_path) as (page, problems):
         _start_game(page, daphne_server, "engine:VeryEasy")
         expect(page.locator("#my-life")).to_have_text("20")
@@ -158,7 +158,7 @@ def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, d
     from gameplay import play
 
     if "fast" not in play.search_levels():
-        pytest.skip("gameplay.core.search is not available")
+        pytest.skip("gameplay.core.advisor is not available")
     with _open_page(browser, tmp_path, PROMPT_RECORDER) as (page, problems):
         _start_game(page, daphne_server, "search:fast")
         page.locator("#advice-auto").uncheck()  # this test is about the opponent, not the advisor

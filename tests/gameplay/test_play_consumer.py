@@ -87,7 +87,7 @@ def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # n
 
 def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
     if not play.search_levels():
-        pytest.skip("gameplay.core.search is not available")
+        pytest.skip("gameplay.core.advisor is not available")
     owner = guest_session()
     row, view = play_to_a_choice(owner)
     keys = {a["key"] for a in view["actions"]}

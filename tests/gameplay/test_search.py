@@ -4,11 +4,14 @@ import time
 
 import pytest
 
+from gameplay.core.advisor import LEVELS, recommend
 from gameplay.core.engine import EnginePanic, Game
-from gameplay.core.players import FACTORIES, make_player
+from gameplay.core.players import FACTORIES, SearchPlayer, make_player, modelling
 from gameplay.core.pruning import groups, prune_actions
-from gameplay.core.search import (ALGORITHMS, LEVELS, Budget, Recommendation, Search, SearchConfig, SearchPlayer,
-                                  modelling, recommend, stalls, state_hash, win_probability)
+from gameplay.core.search.algorithms import ALGORITHMS
+from gameplay.core.search.base import Budget, Recommendation, Search, SearchConfig, stalls
+from gameplay.core.search.minimax import state_hash
+from gameplay.core.value import win_probability
 from tests.gameplay.conftest import deck_list
 
 # Cheap settings for tests: one-turn rollouts, no engine prior unless a test wants one.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gameplay.core.engine import Action
-from gameplay.core.search import Recommendation
+from gameplay.core.search.base import Recommendation
 from gameplay.core.seatview import hidden_ids, hidden_names, humanize, log_entries, object_ids, recommendation_dict
 from tests.gameplay.conftest import deck_list
 

@@ -4,8 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from gameplay.core import value
-from gameplay.core.search import Budget, SearchConfig, recommend
+from gameplay.core import selfplay, value
+from gameplay.core.advisor import recommend
+from gameplay.core.search.base import Budget, SearchConfig
 from gameplay.core.value import FEATURES, ValueModel, ValueModelError, features, fit, swap_sides
 from tests.gameplay.conftest import deck_list
 from tests.gameplay.test_search import drive, main_phase_choice
@@ -131,7 +132,7 @@ def test_the_shipped_model_loads_and_reads_the_table(position):
 
 
 def test_self_play_rows_label_both_seats_with_the_winner(engine):
-    rows = value.self_play_rows(engine, deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=4,
+    rows = selfplay.self_play_rows(engine, deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=4,
                                 levels=("Easy", "Easy"))
     assert rows, "a finished game yields positions"
     assert {r["seat"] for r in rows} == {0, 1}
@@ -168,7 +169,7 @@ def test_train_game_value_plays_records_and_fits(game_catalogue, engine, tmp_pat
     rows_file = tmp_path / "rows.jsonl"
     with open(rows_file, "w", encoding="utf-8") as fh:
         for seed in range(4):
-            for row in value.self_play_rows(engine, deck_list("mono_red_aggro"), deck_list("mono_blue_faeries"),
+            for row in selfplay.self_play_rows(engine, deck_list("mono_red_aggro"), deck_list("mono_blue_faeries"),
                                             seed=seed, levels=("Easy", "Easy")):
                 fh.write(json.dumps({**row, "seed": seed, "game": seed}) + "\n")
     out = tmp_path / "model.safetensors"

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from decks.management.importing import progress
 from gameplay import carddb, gauntlet
 from gameplay.core import gauntlet as core
-from gameplay.core import value
+from gameplay.core import selfplay, value
 
 # who plays the self-play games, in turn: mostly the bench's opponent, some games one seat stronger
 SCHEDULE = (("Medium", "Medium"), ("Medium", "Medium"), ("VeryHard", "Medium"), ("Medium", "VeryHard"))
@@ -140,8 +140,8 @@ def play_games(games: int, seed: int, workers: int, *, rows_path: str | None = N
     out = open(rows_path, "a", encoding="utf-8") if rows_path else None  # noqa: SIM115
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=core.pool_init, initargs=(str(path),)) as pool:
-            for index, part, error in progress(pool.map(value.pool_rows, jobs), total=len(jobs), desc="self-play games"):
+                                 initializer=selfplay.pool_init, initargs=(str(path),)) as pool:
+            for index, part, error in progress(pool.map(selfplay.pool_rows, jobs), total=len(jobs), desc="self-play games"):
                 if error:
                     failed.append(f"game {index}: {error}")
                 rows += part
