@@ -60,11 +60,12 @@ def main() -> int:
     from decks.core.rules import FORMATS
     from ml.completion.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
     from ml.completion.evaluate import compare, paired, sample_decks
+    from ml.completion_eval import file_arrays
     from ml.completion_service import build_masked_completer
+    from ml.completion_training import DiffusionMethod
     from ml.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
     from ml.diffusion.data import card_popularity, split_by_date
     from ml.embeddings.service import active_embeddings
-    from ml.management.commands.eval_completion import DiffusionMethod, file_arrays
     from ml.models import ModelVersion
 
     started = time.perf_counter()

@@ -1,5 +1,12 @@
 from django.apps import AppConfig
 
+from ml import kinds
+
 
 class DraftsConfig(AppConfig):
     name = "drafts"
+
+    def ready(self):
+        from drafts.training import DRAFT_BOT  # imports models: only once the app registry is ready
+
+        kinds.register(DRAFT_BOT)

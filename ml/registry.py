@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
+import tempfile
 import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, ProtectedError
+from safetensors import safe_open
 
-from ml.models import ModelVersion
+from ml import kinds
+from ml.models import ActivationEvent, ModelVersion
+from ml.safetensors_check import UploadRejected, check_tensors, read_header
 
 _cache: dict[tuple[str, str], "LoadedModel"] = {}
 _lock = threading.Lock()
@@ -68,7 +74,7 @@ def code_version() -> str:
 
 
 def save_tensors(path: Path, tensors: dict, metadata: dict | None = None) -> None:
-    from safetensors.torch import save_file
+    from safetensors.torch import save_file  # imports torch (seconds): kept off Django start-up
 
     path.parent.mkdir(parents=True, exist_ok=True)
     clean = {k: v.detach().contiguous().cpu() for k, v in tensors.items()}
@@ -109,8 +115,6 @@ def activate_version(version: ModelVersion, user: str = "", action: str = "activ
                      previous: ModelVersion | None = None) -> ModelVersion:
     """Make ``version`` the one active version of its (kind, scope) and record the activation
     (``previous``: what was active before, unless a rollback says otherwise)."""
-    from ml.models import ActivationEvent
-
     current = (ModelVersion.objects.select_for_update().filter(kind=version.kind, scope=version.scope, active=True)
                .exclude(pk=version.pk).first())
     already = ModelVersion.objects.filter(pk=version.pk, active=True).exists()
@@ -131,8 +135,6 @@ class RegistryError(ValueError):
 def rollback(kind: str, scope: str = "", user: str = "") -> ModelVersion:
     """Activate the version that was active before the current one (walks back through the history:
     rolling back twice goes two activations back)."""
-    from ml.models import ActivationEvent
-
     with transaction.atomic():
         current = ModelVersion.objects.select_for_update().filter(kind=kind, scope=scope, active=True).first()
         if current is None:
@@ -164,8 +166,6 @@ def references(version: ModelVersion) -> dict[str, int]:
 def delete_version(version: ModelVersion) -> None:
     """Delete an unused version and its weights file (a file under MTG_MODEL_DIR only; shipped files stay).
     Refused for the active version and for one that jobs, drafts or runs refer to."""
-    from django.db.models import ProtectedError
-
     version.refresh_from_db()
     if version.active:
         raise RegistryError(f"{version} is active: activate another version (or roll back) before deleting it.")
@@ -191,13 +191,6 @@ def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", a
     """Check an uploaded safetensors file (size, header, tensors against the kind's config; never
     unpickled, never fully loaded) and register it. ``file``: a path or a file object (e.g. Django's
     UploadedFile). Raises ``UploadRejected`` with the reason; nothing is written then."""
-    import os
-    import tempfile
-    import uuid
-
-    from ml import kinds
-    from ml.safetensors_check import UploadRejected, check_tensors, read_header
-
     limit = int(settings.MTG_MODEL_UPLOAD_MAX_BYTES)
     if kind not in dict(ModelVersion.KINDS):
         raise UploadRejected(f"Unknown kind {kind!r}.")
@@ -273,8 +266,7 @@ def active_version(kind: str, scope: str = "") -> ModelVersion:
 
 
 def load_version(version: ModelVersion) -> LoadedModel:
-    from safetensors import safe_open
-    from safetensors.torch import load_file
+    from safetensors.torch import load_file  # imports torch (seconds): kept off Django start-up
 
     path = resolve_path(version.weights_path)
     if not path.exists():

@@ -15,9 +15,10 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from ml import registry, training
+from ml import kinds, registry, training
 from ml.models import ModelVersion, TrainingRun
 from ml.safetensors_check import UploadRejected
+from ml.tasks import cancel, enqueue_evaluation, enqueue_training
 from mtgsite.staff import staff_only
 
 METRIC_COLUMNS = 12  # the most metric columns a group's table shows
@@ -37,8 +38,13 @@ class JSONField(forms.CharField):
         return data
 
 
+def trainable_choices():
+    labels = dict(ModelVersion.KINDS)
+    return [(k, labels.get(k, k)) for k in kinds.trainable()]
+
+
 class TrainForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(k, dict(ModelVersion.KINDS)[k]) for k in training.TRAINABLE])
+    kind = forms.ChoiceField(choices=trainable_choices)
     scope = forms.CharField(required=False, max_length=40,
                             help_text="Draft bots: FAMILY:SET, e.g. archetype:BLB or neural:DSK. Empty for the others.")
     parameters = JSONField(required=False, widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
@@ -51,7 +57,7 @@ class TrainForm(forms.Form):
         if "kind" in data:
             try:
                 training.validate(data["kind"], (data.get("scope") or "").strip())
-            except training.RunError as exc:
+            except kinds.TrainingError as exc:
                 raise forms.ValidationError(str(exc))
         return data
 
@@ -120,9 +126,9 @@ def train(request):
         return _page(request, train_form=form, status=400)
     data = form.cleaned_data
     try:
-        run = training.start_training(data["kind"], (data.get("scope") or "").strip(), data["parameters"],
-                                      quick=data["quick"], activate=data["activate"], user=request.user.get_username())
-    except training.RunError as exc:
+        run = enqueue_training(data["kind"], (data.get("scope") or "").strip(), data["parameters"],
+                               quick=data["quick"], activate=data["activate"], user=request.user.get_username())
+    except kinds.TrainingError as exc:
         form.add_error(None, str(exc))
         return _page(request, train_form=form, status=400)
     return redirect("ml-run", run_id=run.pk)
@@ -187,8 +193,8 @@ def delete(request, version_id: int):
 def evaluate(request, version_id: int):
     version = get_object_or_404(ModelVersion, pk=version_id)
     try:
-        run = training.start_evaluation(version, user=request.user.get_username())
-    except training.RunError as exc:
+        run = enqueue_evaluation(version, user=request.user.get_username())
+    except kinds.TrainingError as exc:
         messages.error(request, str(exc))
         return redirect("ml-models")
     return redirect("ml-run", run_id=run.pk)
@@ -212,6 +218,6 @@ def run_json(request, run_id: int):
 @require_POST
 def run_cancel(request, run_id: int):
     run = get_object_or_404(TrainingRun, pk=run_id)
-    if training.cancel(run):
+    if cancel(run):
         messages.success(request, f"Run #{run.pk} cancelled.")
     return redirect("ml-run", run_id=run.pk)

@@ -104,7 +104,7 @@ def test_train_command_options_and_errors(tiny_corpus):
 
 def test_time_budget_then_resume(tiny_corpus):
     """A run cut by --time-budget registers nothing and leaves a checkpoint; --resume finishes it."""
-    from ml.management.commands.train_completion import checkpoint_path
+    from ml.completion_training import checkpoint_path
 
     with pytest.raises(CommandError, match="--resume"):
         call_command("train_completion", preset="quick", steps=120, time_budget=0.05, no_activate=True,

@@ -41,7 +41,7 @@ def wait_done(client, run, seen: list, timeout=120):
 def test_a_real_worker_trains_and_activation_switches_what_it_serves(training_worker, client, staff):
     from django.conf import settings
 
-    from ml.tasks import loaded_version
+    from ml.tasks import enqueue_training, loaded_version
 
     client.force_login(staff)
     r = client.post("/models/train/", {"kind": "draft_bot", "scope": SCOPE, "parameters": '{"epochs": 160}',
@@ -58,8 +58,7 @@ def test_a_real_worker_trains_and_activation_switches_what_it_serves(training_wo
     assert first.active
     assert loaded_version.delay("draft_bot", SCOPE).get(timeout=30)["version"] == first.pk
 
-    run2 = TrainingRun.objects.get(pk=__import__("ml.training", fromlist=["x"]).start_training(
-        "draft_bot", SCOPE, {"epochs": 2, "seed": 1}, user="test").pk)
+    run2 = TrainingRun.objects.get(pk=enqueue_training("draft_bot", SCOPE, {"epochs": 2, "seed": 1}, user="test").pk)
     data2 = wait_done(client, run2, [])
     assert data2["status"] == "succeeded", data2
     second = ModelVersion.objects.get(pk=data2["version"])

@@ -17,9 +17,17 @@ import json
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 from decks.management.importing import progress
+from ml import training
+from ml.kinds import TrainingError
+from ml.models import ModelVersion
+from ml.registry import RegistryError, activate_version, delete_version, rollback, upload_version
+from ml.safetensors_check import UploadRejected
+from ml.tasks import enqueue_evaluation, enqueue_training
 
 
 def _json(value: str | None) -> dict:
@@ -74,49 +82,42 @@ class Command(BaseCommand):
 
     # --- actions -------------------------------------------------------------------------------------------
     def do_list(self, kind=None, **_):
-        from ml.models import ModelVersion
-        from ml.training import flat_metrics
-
         qs = ModelVersion.objects.order_by("kind", "scope", "-version")
         if kind:
             qs = qs.filter(kind=kind)
         if not qs.exists():
             self.stdout.write("no model versions (manage.py register_models registers the shipped defaults)")
         for v in qs:
-            flat = flat_metrics(v.metrics)
+            flat = training.flat_metrics(v.metrics)
             shown = ", ".join(f"{k} {val:.4g}" if isinstance(val, float) else f"{k} {val}"
                               for k, val in list(flat.items())[:4])
             self.stdout.write(f"{v.pk:>5}  {v.kind:<16} {v.scope:<14} v{v.version:<3} {'*' if v.active else ' '} "
                               f"{v.weights_bytes / 1e6:7.2f} MB  {shown}")
 
     def do_train(self, kind, scope="", quick=False, activate=False, params=None, queue=False, **_):
-        from ml import training
-
         try:
             training.validate(kind, scope)
-        except training.RunError as exc:
+        except TrainingError as exc:
             raise CommandError(str(exc))
-        return self._run(lambda: training.start_training(kind, scope, _json(params), quick=quick, activate=activate,
-                                                         user="manage.py models"), queue)
+        queue = queue and not settings.CELERY_TASK_ALWAYS_EAGER  # the embedded stack runs it here
+        start = enqueue_training if queue else training.create_training_run
+        return self._run(lambda: start(kind, scope, _json(params), quick=quick, activate=activate,
+                                       user="manage.py models"), queue)
 
     def do_evaluate(self, version_id, params=None, queue=False, **_):
-        from ml import training
-
         version = self._version(version_id)
+        queue = queue and not settings.CELERY_TASK_ALWAYS_EAGER  # the embedded stack runs it here
+        start = enqueue_evaluation if queue else training.create_evaluation_run
         try:
-            return self._run(lambda: training.start_evaluation(version, _json(params), user="manage.py models"), queue)
-        except training.RunError as exc:
+            return self._run(lambda: start(version, _json(params), user="manage.py models"), queue)
+        except TrainingError as exc:
             raise CommandError(str(exc))
 
     def do_activate(self, version_id, **_):
-        from ml.registry import activate_version
-
         version = activate_version(self._version(version_id), user="manage.py models")
         self.stdout.write(self.style.SUCCESS(f"{version} is now active"))
 
     def do_rollback(self, kind, scope="", **_):
-        from ml.registry import RegistryError, rollback
-
         try:
             version = rollback(kind, scope, user="manage.py models")
         except RegistryError as exc:
@@ -124,8 +125,6 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"rolled back: {version} is active"))
 
     def do_delete(self, version_id, **_):
-        from ml.registry import RegistryError, delete_version
-
         version = self._version(version_id)
         label = str(version)
         try:
@@ -135,9 +134,6 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"deleted {label}"))
 
     def do_upload(self, file, kind, scope="", config=None, notes="", activate=False, **_):
-        from ml.registry import upload_version
-        from ml.safetensors_check import UploadRejected
-
         if not Path(file).is_file():
             raise CommandError(f"{file}: no such file")
         try:
@@ -149,23 +145,15 @@ class Command(BaseCommand):
 
     # --- helpers -------------------------------------------------------------------------------------------
     def _version(self, version_id):
-        from ml.models import ModelVersion
-
         version = ModelVersion.objects.filter(pk=version_id).first()
         if version is None:
             raise CommandError(f"no model version {version_id} (see manage.py models list)")
         return version
 
     def _run(self, start, queue: bool):
-        """Start the run; in-process (the task body, with a bar following the row) unless queued."""
-        from django.conf import settings
-        from django.db import transaction
-
-        from ml.models import TrainingRun
-        from ml.training import execute
-
-        bar = None
-        if queue and not settings.CELERY_TASK_ALWAYS_EAGER:
+        """Start the run: queued (a bar following the row the worker writes), else created and executed here
+        (the task body, with a bar fed by its reports)."""
+        if queue:
             with transaction.atomic():
                 run = start()
             bar = progress(total=100, desc=f"{run.job} {run.kind} {run.scope}".strip(), unit="%")
@@ -176,21 +164,9 @@ class Command(BaseCommand):
                     break
                 time.sleep(0.5)
         else:
-            from unittest import mock
-
-            from ml import training
-
-            with mock.patch("ml.training._enqueue", lambda r: r):
-                run = start()
+            run = start()
             bar = progress(total=100, desc=f"{run.job} {run.kind} {run.scope}".strip(), unit="%")
-
-            def listener(reporter):
-                self._show(bar, reporter.percent, *(reporter.metric or ("", None)))
-            training.LISTENERS.append(listener)
-            try:
-                run = execute(run.pk)
-            finally:
-                training.LISTENERS.remove(listener)
+            run = training.execute(run.pk, listener=lambda r: self._show(bar, r.percent, *(r.current_metric or ("", None))))
             self._show(bar, run.progress, run.metric_name, run.metric_value)
         bar.close()
         if run.status != "succeeded":
