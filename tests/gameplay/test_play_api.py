@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from gameplay import play
+from gameplay.play import choice
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
 
@@ -17,7 +17,7 @@ def post(client, url, body):
 
 
 def test_advice_api_recommends_and_refuses_bad_input(client, game_catalogue, settings):
-    if not play.search_levels():
+    if not choice.search_levels():
         pytest.skip("gameplay.core.search is not available")
     engine = game_catalogue.get_engine()
     game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=4)
