@@ -5,23 +5,31 @@ diffusion model, ``ml.diffusion.masked_sampler.MaskedCompleter``; kind ``deck_ma
 until a version is trained or shipped) and ``manamorphosis`` (the continuous diffusion,
 ``ml.diffusion.complete.Completer``; kind ``deck_diffusion``). The model code never touches the database;
 ``ml.completion_service`` builds it from the active registry versions, the catalogue and the corpus, and this
-module writes what it returns.
+module writes what it returns. Queueing a job is ``decks.tasks.enqueue_completion``'s, above this module.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 from decks.core.decklist import Entry, ParsedDeck, parse_decklist
 from decks.core.rules import FORMATS, normalize_format, validate_deck
-from decks.models import CompletionJob
+from decks.models import CompletionJob, Deck, DeckAppearance
 from decks.services import card_index, card_rules, save_parsed_deck
+from ml.models import ModelVersion
+from ml.registry import NoActiveModel, active_version
+from mtgsite import live
+
+log = logging.getLogger(__name__)
 
 MAX_TEXT = 20_000
 MODELS = {"masked": "Masked diffusion + nearest tournament decks (default)",
@@ -155,31 +163,16 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
 
 
 def create_job(request: CompletionRequest, owner=None) -> CompletionJob:
-    """Store the job and queue the task (eager in the embedded stack)."""
-    from decks.tasks import complete_deck_task
-
-    job = CompletionJob.objects.create(
+    """Store the job, waiting for a worker (the caller queues it: ``decks.tasks.enqueue_completion``)."""
+    return CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
         generate_side=request.generate_side, sampler=request.sampler, seed=request.seed, model=request.model,
         owner=owner if getattr(owner, "is_authenticated", False) else None, message="Waiting for a worker")
-    def enqueue():
-        from kombu.exceptions import OperationalError
-
-        try:
-            complete_deck_task.delay(str(job.id))
-        except OperationalError as exc:  # broker down: the job says so instead of a 500
-            CompletionJob.objects.filter(pk=job.pk).update(
-                status="failed", error=f"The job could not be queued (task broker unavailable: {exc}). Try again.")
-
-    transaction.on_commit(enqueue)
-    return job
 
 
 # --- running -----------------------------------------------------------------------------------
 
 def _active_pk(kind: str):
-    from ml.models import ModelVersion
-
     return ModelVersion.objects.filter(kind=kind, scope="", active=True).values_list("pk", flat=True).first()
 
 
@@ -187,8 +180,6 @@ def get_completer(model: str = DEFAULT_MODEL):
     """The completer of ``model`` ("masked" or "manamorphosis") for the active versions, built once per process
     and rebuilt when another version becomes active. Raises ``NoActiveModel`` when a version it needs is missing
     (the masked model needs only the card embeddings: without a deck_masked version it is the neighbour vote)."""
-    from ml.registry import active_version
-
     if model not in MODELS:
         raise ValueError(f"unknown completion model {model!r}")
     if model == "masked":
@@ -199,7 +190,7 @@ def get_completer(model: str = DEFAULT_MODEL):
         cached = _completers.get(model)
         if cached is not None and cached[0] == key:
             return cached[1]
-    from ml.completion_service import build_completer, build_masked_completer
+    from ml.completion_service import build_completer, build_masked_completer  # torch: loaded by the first job
 
     completer = build_masked_completer() if model == "masked" else build_completer()
     with _completer_lock:
@@ -209,8 +200,6 @@ def get_completer(model: str = DEFAULT_MODEL):
 
 def completer_version(model: str, completer):
     """The ModelVersion a completion of ``model`` is recorded with (None for the neighbour vote)."""
-    from ml.registry import active_version
-
     if model == "masked":
         return getattr(completer, "version", None)
     return active_version("deck_diffusion")
@@ -218,10 +207,7 @@ def completer_version(model: str, completer):
 
 def publish_job(job: CompletionJob) -> None:
     """Push the job's state to its websocket group (ws/jobs/<id>/)."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    async_to_sync(layer.group_send)(job_group(job.pk), {"type": "job.update", "job": job_payload(job)})
+    live.send_to_group(job_group(job.pk), {"type": "job.update", "job": job_payload(job)})
 
 
 def job_payload(job: CompletionJob) -> dict:
@@ -242,12 +228,6 @@ def claim_jobs(job_id, limit: int | None = None) -> list[CompletionJob]:
     is taking it). A job left running longer than ``COMPLETION_STALE_SECONDS`` (a worker died mid-batch; the broker
     redelivers its task) can be claimed again by its own task.
     """
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.db import connection
-    from django.db.models import Q
-
     limit = max(1, int(limit or getattr(settings, "COMPLETION_BATCH_SIZE", 8)))
     now = timezone.now()
     stale = now - timedelta(seconds=getattr(settings, "COMPLETION_STALE_SECONDS", 900))
@@ -293,10 +273,7 @@ def _fail(job: CompletionJob, error: str) -> None:
 
 def source_decks(completer, completion, limit: int = SOURCES_SHOWN) -> list[dict]:
     """The tournament decks a masked completion drew on most: deck id, event, date, vote weight, similarity."""
-    from django.urls import reverse
-
-    from decks.models import Deck, DeckAppearance
-    from ml.completion_service import source_deck_ids
+    from ml.completion_service import source_deck_ids  # torch: loaded with the completer
 
     picked = source_deck_ids(completer, completion)[:limit]
     ids = [d for d, _, _ in picked]
@@ -347,8 +324,6 @@ def _complete_group(completer, jobs: list[CompletionJob]) -> list:
     """One batch through ``complete_many``; progress is fanned out to every job's row and websocket group.
     If the batch itself crashes (not a per-request CompletionError), each job is retried alone so one poison job
     cannot fail the others; a job that crashes alone gets an internal-error outcome (an Exception)."""
-    import logging
-
     def reporter(group: list[CompletionJob]):
         last = [0.0]
         ids = [job.pk for job in group]
@@ -380,16 +355,16 @@ def _complete_group(completer, jobs: list[CompletionJob]) -> list:
         return run(jobs, reporter(jobs))
     except Exception:
         if len(jobs) == 1:
-            logging.getLogger(__name__).exception("completion job %s crashed", jobs[0].pk)
+            log.exception("completion job %s crashed", jobs[0].pk)
             return [RuntimeError(INTERNAL_ERROR)]
-        logging.getLogger(__name__).exception("completion batch %s crashed; running its jobs one by one",
+        log.exception("completion batch %s crashed; running its jobs one by one",
                                               [job.pk for job in jobs])
     outcomes = []
     for job in jobs:
         try:
             outcomes += run([job], reporter([job]))
         except Exception:
-            logging.getLogger(__name__).exception("completion job %s crashed", job.pk)
+            log.exception("completion job %s crashed", job.pk)
             outcomes.append(RuntimeError(INTERNAL_ERROR))
     return outcomes
 
@@ -411,12 +386,10 @@ def run_batch(job_id, limit: int | None = None) -> tuple[CompletionJob | None, l
 
 
 def _run_claimed(claimed: list[CompletionJob]) -> None:
-    import logging
+    from ml.diffusion.complete import CompletionError  # torch: loaded by the first job
 
     for job in claimed:
         publish_job(job)
-    from ml.diffusion.complete import CompletionError
-    from ml.registry import NoActiveModel
 
     groups: dict[tuple, list[CompletionJob]] = {}
     for job in claimed:  # the task's own job first, so its group runs first
@@ -430,7 +403,7 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
                 loaded[model] = (completer, completer_version(model, completer), None)
             except Exception as exc:  # NoActiveModel or a broken model: every job of that model says so
                 if not isinstance(exc, NoActiveModel):
-                    logging.getLogger(__name__).exception("could not load the %s completion model", model)
+                    log.exception("could not load the %s completion model", model)
                 loaded[model] = (None, None, str(exc) if isinstance(exc, NoActiveModel) else INTERNAL_ERROR)
         completer, version, error = loaded[model]
         if error is not None:
@@ -447,7 +420,7 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
                 else:
                     _finish(job, outcome, version, completer)
             except Exception:
-                logging.getLogger(__name__).exception("storing completion job %s failed", job.pk)
+                log.exception("storing completion job %s failed", job.pk)
                 CompletionJob.objects.filter(pk=job.pk).update(status="failed", error=INTERNAL_ERROR,
                                                               finished=timezone.now())
                 job.refresh_from_db()

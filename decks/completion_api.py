@@ -16,6 +16,7 @@ from decks.api import ApiErrorsSerializer, errors_response
 from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, create_job, job_payload, parse_request
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
+from decks.tasks import enqueue_completion
 
 
 class CompletionRequestSerializer(serializers.Serializer):
@@ -120,6 +121,7 @@ class CompletionListView(APIView):
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
         job = create_job(req, owner=request.user)
+        enqueue_completion(job)
         job.refresh_from_db()
         return Response(_body(request, job), status=status.HTTP_202_ACCEPTED,
                         headers={"Location": reverse("api-completion-detail", args=[job.pk])})

@@ -10,6 +10,7 @@ from decks.completion import (DEFAULT_MODEL, MAX_TEXT, MODELS, CompletionRequest
                               parse_request, user_counts)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
+from decks.tasks import enqueue_completion
 
 SIDEBOARD_CHOICES = [("generate", "Generate a sideboard (keeps any sideboard cards you give)"),
                      ("keep", "Keep only my sideboard cards")]
@@ -49,6 +50,7 @@ def completion_form(request):
                 errors = exc.errors
             else:
                 job = create_job(req, owner=request.user)
+                enqueue_completion(job)
                 return redirect("completion-job", job_id=job.pk)
     else:
         form = CompletionForm()

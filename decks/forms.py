@@ -1,7 +1,6 @@
 """Deck import: the page's form and the steps it shares with POST /api/decks/."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 
 from django import forms
@@ -10,8 +9,8 @@ from decks.core.decklist import LineError, ParsedDeck, parse_decklist
 from decks.core.rules import FORMATS, normalize_format
 from decks.models import Deck
 from decks.services import card_index, save_parsed_deck
+from decks.tasks import enqueue_analysis
 
-log = logging.getLogger(__name__)
 
 MAX_DECK_TEXT = 20_000
 MAX_DECK_NAME = 200
@@ -56,19 +55,6 @@ def parse_text(text: str) -> tuple[ParsedDeck | None, list[LineError]]:
     return deck, []
 
 
-def analyze_later(deck: Deck) -> bool:
-    """Queue (or, in the embedded stack, run) the analysis. True when it is still pending."""
-    from decks.tasks import analyze_deck
-
-    try:
-        analyze_deck.delay(deck.pk)
-    except Exception:  # a broker outage must not lose the saved deck
-        log.exception("could not queue analyze_deck for deck %s", deck.pk)
-        return True
-    deck.refresh_from_db(fields=["analysis", "analyzed_at"])
-    return not deck.analysis
-
-
 def import_deck(text: str, name: str = "", fmt: str = "", owner=None) -> ImportOutcome:
     """Parse, then save (one transaction) and queue the analysis; nothing is saved on any error."""
     parsed, errors = parse_text(text)
@@ -76,7 +62,7 @@ def import_deck(text: str, name: str = "", fmt: str = "", owner=None) -> ImportO
         return ImportOutcome(errors=errors)
     fmt = normalize_format(fmt) if fmt else ""
     deck = save_parsed_deck(parsed, fmt=fmt or "", name=(name or "").strip()[:MAX_DECK_NAME], owner=owner)
-    return ImportOutcome(deck=deck, analysis_pending=analyze_later(deck))
+    return ImportOutcome(deck=deck, analysis_pending=enqueue_analysis(deck))
 
 
 class DeckImportForm(forms.Form):

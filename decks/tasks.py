@@ -1,14 +1,20 @@
-"""Celery tasks of the decks app (run by a worker in the services stack, eagerly in the embedded one)."""
+"""Celery tasks of the decks app (run by a worker in the services stack, eagerly in the embedded one), and
+their queueing (above the services they run)."""
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync
+import logging
+
 from celery import shared_task
-from channels.layers import get_channel_layer
 from django.db import transaction
 from django.utils import timezone
 
 from decks.analysis import analyze
-from decks.models import Deck
+from decks.completion import INTERNAL_ERROR, job_payload, publish_job, run_batch
+from decks.models import CompletionJob, Deck
+from mtgsite import live
+from mtgsite.jobs import queue_on_commit
+
+log = logging.getLogger(__name__)
 
 
 def deck_group(deck_id: int) -> str:
@@ -26,9 +32,7 @@ def analyze_deck(deck_id: int) -> dict:
         deck.analysis = result
         deck.analyzed_at = timezone.now()
         deck.save(update_fields=["analysis", "analyzed_at"])
-    layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(deck_group(deck_id), {"type": "deck.analysis", "analysis": result})
+    live.send_to_group(deck_group(deck_id), {"type": "deck.analysis", "analysis": result})
     return result
 
 
@@ -37,15 +41,10 @@ def complete_deck_task(job_id: str) -> dict:
     """Run deck completions as one batch: this job plus up to COMPLETION_BATCH_SIZE - 1 other queued ones
     (``decks.completion.run_batch``); progress and each result go to the job rows and their websocket groups.
     A task whose job another batch already took returns at once with that job's current state."""
-    import logging
-
-    from decks.completion import INTERNAL_ERROR, job_payload, publish_job, run_batch
-    from decks.models import CompletionJob
-
     try:
         job, claimed = run_batch(job_id)  # leaves no claimed job running when it raises
     except Exception:
-        logging.getLogger(__name__).exception("completion batch of job %s crashed", job_id)
+        log.exception("completion batch of job %s crashed", job_id)
         CompletionJob.objects.filter(pk=job_id, status__in=("queued", "running")).update(
             status="failed", error=INTERNAL_ERROR, finished=timezone.now())
         job = CompletionJob.objects.filter(pk=job_id).first()
@@ -58,3 +57,23 @@ def complete_deck_task(job_id: str) -> dict:
     if job is None:
         return {"id": job_id, "status": "failed", "error": "No such job."}
     return {**job_payload(job), "batch": [str(j.pk) for j in claimed]}
+
+
+def enqueue_analysis(deck: Deck) -> bool:
+    """Queue (or, in the embedded stack, run) the analysis of a saved deck. True when it is still pending
+    (a broker outage must not lose the saved deck: the page shows the analysis as pending)."""
+    try:
+        analyze_deck.delay(deck.pk)
+    except Exception:
+        log.exception("could not queue analyze_deck for deck %s", deck.pk)
+        return True
+    deck.refresh_from_db(fields=["analysis", "analyzed_at"])
+    return not deck.analysis
+
+
+def enqueue_completion(job: CompletionJob) -> None:
+    """Queue the completion of a stored job (``decks.completion.create_job``) once the request's transaction
+    commits; with the broker down the job is marked failed, and its page says so, instead of a 500."""
+    job_id = str(job.pk)
+    queue_on_commit(lambda: complete_deck_task.delay(job_id), CompletionJob.objects.filter(pk=job.pk),
+                    "The job could not be queued (task broker unavailable: {exc}). Try again.")

@@ -22,8 +22,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
 
-from drafts import online
+from drafts import online, tasks
 from drafts.core.protocol import ProtocolError, message, parse_client_message
+from drafts.models import Draft
 
 log = logging.getLogger(__name__)
 # How long after a deadline this socket takes the timed-out pick itself: at once on the embedded
@@ -141,8 +142,8 @@ def pick_batcher() -> PickBatcher:
 
 async def publish_outcome(layer, outcome) -> None:
     await online.publish(layer, outcome)
-    if online.timers_to_schedule(outcome):  # no thread hop on the hot path when there is no timer
-        await pod_db(online.schedule_timers)(outcome)
+    if tasks.timers_to_enqueue(outcome):  # no thread hop on the hot path when there is no timer
+        await pod_db(tasks.enqueue_timers)(outcome)
 
 
 class PodConsumer(AsyncJsonWebsocketConsumer):
@@ -176,8 +177,6 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         await self._send_snapshot(announce=True)
 
     def _bind(self, user, session_key):
-        from drafts.models import Draft
-
         draft = Draft.objects.filter(pk=self.draft_id, kind="online").first()
         if draft is None:
             raise online.PodError("no such pod", 404)

@@ -2,38 +2,37 @@
 
 The pod's truth is the ``Draft`` row: ``state`` holds the pure engine's state (``DraftPod.to_state``)
 and every pick is a ``DraftPick`` row. Each change (join, start, pick, time-out) runs in one
-transaction that first locks the draft row (``SELECT ... FOR UPDATE`` on PostgreSQL; a process lock
-on SQLite, where the embedded stack has a single server process), replays the state, applies the
+transaction that first locks the draft row (``mtgsite.live.locked_row``: ``SELECT ... FOR UPDATE`` on
+PostgreSQL; a per-pod process lock and the write lock on SQLite), replays the state, applies the
 change, lets the bots catch up and writes the new state with the new pick rows. A crash at any point
 leaves the previous state; a resent pick (same ``client_pick_id``) is answered from the stored row.
 :func:`make_picks` applies several people's picks of one pod in one such transaction, each checked
 and answered on its own (the socket server sends the picks that arrived together as one batch).
 
-Replaying is skipped when it can be: each process keeps the pods it replayed in :data:`POD_CACHE`,
-keyed by the draft and its ``revision``. Code holding the row lock takes the pod *out* of the cache,
-changes it, and puts it back only once its transaction has committed (``transaction.on_commit``); a
-rolled-back transaction never leaves a changed pod behind, and a revision written by another process
+Replaying is skipped when it can be: each process keeps the pods it replayed in :data:`POD_CACHE`
+(a ``mtgsite.live.RevisionCache``), keyed by the draft and its ``revision``. Code holding the row lock
+takes the pod *out* of the cache, changes it, and puts it back only once its transaction has committed;
+a rolled-back transaction never leaves a changed pod behind, and a revision written by another process
 (or anything else that bumped it) makes the entry stale, so the state is replayed from the row.
 
 What changed is returned as an :class:`Outcome`: the new private view of each human seat whose pack
 or pool changed (not of one that only had another pack queued behind its current one: the status
 carries every seat's queue) and the public status. :func:`publish` sends them to the channel layer
-after the commit: a seat's view only to that seat's group, the status to the pod's group.
+after the commit: a seat's view only to that seat's group, the status to the pod's group. The pick
+timers an outcome starts are queued by ``drafts.tasks`` (``enqueue_timers``), above this module.
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Iterable
 
-from django.conf import settings
-from django.db import connection, transaction
+import numpy as np
+from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
 
 from drafts import services
@@ -41,11 +40,11 @@ from drafts.core.cards import DraftError
 from drafts.core.pod import DraftPod, PickRecord, simulate
 from drafts.core.protocol import SeatKey, public_status, seat_key, seat_view
 from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
+from mtgsite import live
 
 log = logging.getLogger(__name__)
 ONLINE_BOTS = ("draftsim", "archetype", "neural", "rating", "random")
 NAME = re.compile(r"^[\w .'-]{1,40}$")
-_sqlite_lock = threading.RLock()
 
 
 class PodError(DraftError):
@@ -113,15 +112,9 @@ def seat_of(draft: Draft, user, session_key: str | None) -> DraftSeat | None:
 
 # --- locking and loading ------------------------------------------------------------------------------
 
-@contextlib.contextmanager
 def locked(draft_id):
     """One transaction holding the draft row's lock; yields the Draft (404 PodError when missing)."""
-    lock = _sqlite_lock if connection.vendor == "sqlite" else contextlib.nullcontext()
-    with lock, transaction.atomic():
-        draft = Draft.objects.select_for_update().filter(pk=draft_id, kind="online").first()
-        if draft is None:
-            raise PodError("no such draft pod", 404)
-        yield draft
+    return live.locked_row(Draft.objects.filter(kind="online"), draft_id, lambda: PodError("no such draft pod", 404))
 
 
 def load_pod(draft: Draft) -> DraftPod:
@@ -131,10 +124,10 @@ def load_pod(draft: Draft) -> DraftPod:
 
 @dataclass(eq=False)
 class CachedPod:
-    """A replayed pod as of ``revision``, with what was worked out for it: the bots' suggestions per
-    seat position (a pure function of the seat's pack and pool) and the bot objects of the seats."""
+    """A replayed pod (cached as of a revision of its draft), with what was worked out for it: the bots'
+    suggestions per seat position (a pure function of the seat's pack and pool) and the bot objects of
+    the seats."""
 
-    revision: int
     pod: DraftPod
     suggestions: dict = field(default_factory=dict)  # (seat, pack_number, pick_number, pack) -> ranking
     bots: dict = field(default_factory=dict)  # (seat, bot kind) -> bot (never a stateful random bot)
@@ -144,58 +137,19 @@ class CachedPod:
     client_picks: dict | None = None
 
 
-class PodCache:
-    """Per-process cache of replayed pods: draft id -> :class:`CachedPod` (see the module docstring).
-
-    :meth:`take` is only called under the draft's row lock and removes the entry, so a pod being
-    changed is in no other hands; :meth:`keep` puts it back when (and only if) the transaction that
-    changed it commits. A newer entry is never replaced by an older one."""
-
-    def __init__(self, size: int = 64):
-        self.size = size
-        self._items: OrderedDict[str, CachedPod] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def take(self, draft_id, revision: int) -> CachedPod | None:
-        with self._lock:
-            entry = self._items.pop(str(draft_id), None)
-            if entry is not None and entry.revision == revision:
-                self.hits += 1
-                return entry
-            self.misses += 1
-            return None
-
-    def put(self, draft_id, entry: CachedPod) -> None:
-        key = str(draft_id)
-        with self._lock:
-            old = self._items.get(key)
-            if old is not None and old.revision > entry.revision:
-                return
-            self._items[key] = entry
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def keep(self, draft: Draft, entry: CachedPod) -> None:
-        """Put ``entry`` back, as of the draft's current revision, once the transaction commits."""
-        entry.revision = draft.revision
-        _prune(entry)
-        key = str(draft.pk)
-        transaction.on_commit(lambda: self.put(key, entry))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+POD_CACHE = live.RevisionCache(size=64)  # draft id -> CachedPod (see the module docstring)
 
 
-POD_CACHE = PodCache()
+def _keep(draft: Draft, entry: CachedPod) -> None:
+    """Put ``entry`` back in the cache, as of the draft's current revision, once the transaction commits."""
+    _prune(entry)
+    POD_CACHE.keep(draft.pk, draft.revision, entry)
 
 
 def _pod_for_update(draft: Draft) -> CachedPod:
     """The draft's pod, under its row lock: the cached one when it is at the draft's revision, else replayed."""
     entry = POD_CACHE.take(draft.pk, draft.revision)
-    return entry if entry is not None else CachedPod(draft.revision, load_pod(draft))
+    return entry if entry is not None else CachedPod(load_pod(draft))
 
 
 def _prune(entry: CachedPod) -> None:
@@ -277,8 +231,6 @@ def create_pod(set_code: str, seats: int, bot_kind: str, pick_timer: int, displa
                session_key: str | None = None, consent: bool | None = None, seed: int | None = None,
                packs: int = 3) -> tuple[Draft, DraftSeat]:
     """Open a pod in the lobby state with its creator (the host) in seat 0."""
-    import numpy as np
-
     s = services.set_list(set_code)  # DraftError for an unknown set
     if not isinstance(seats, int) or not 2 <= seats <= 8:
         raise PodError("a pod has 2 to 8 seats")
@@ -372,9 +324,9 @@ def start_pod(draft_id, user=None, session_key: str | None = None) -> Outcome:
         draft.status = "drafting"
         draft.started = timezone.now()
         draft.picks_per_pack = pod.picks_per_pack
-        entry = CachedPod(draft.revision, pod)
+        entry = CachedPod(pod)
         out = _advance(draft, entry, list(draft.seat_set.all()), before={}, records=[])
-        POD_CACHE.keep(draft, entry)
+        _keep(draft, entry)
         return out
 
 
@@ -453,7 +405,7 @@ def make_picks(draft_id, requests: list[PickRequest], now=None) -> tuple[list, O
         for seat in resent - set(out.views):
             out.views[seat] = view_of(draft, pod, humans[seat], entry)
         if entry is not None:
-            POD_CACHE.keep(draft, entry)
+            _keep(draft, entry)
     return results, out
 
 
@@ -490,10 +442,10 @@ def expire_overdue(draft_id, now=None) -> Outcome | None:
             ranking = suggestions_for(draft, pod, r.seat, entry) or [(pod.current_pack(r.seat)[0], 0.0)]
             records.append(pod.pick(r.seat, ranking[0][0], scores=ranking))
         if not records:
-            POD_CACHE.keep(draft, entry)
+            _keep(draft, entry)
             return None
         out = _advance(draft, entry, rows, before, records, timed_out={id(r) for r in records}, now=now)
-        POD_CACHE.keep(draft, entry)
+        _keep(draft, entry)
         return out
 
 
@@ -593,8 +545,6 @@ def mark_present(draft_id, seat: int, present: bool, token: str = "") -> None:
     """Mark a seat connected (``token``: the socket's channel name) or gone. A socket only clears
     its own mark, so an old socket closing after its reconnected successor marked the seat does
     not show the seat as away."""
-    from django.core.cache import cache
-
     key = _presence_key(draft_id, seat)
     if present:
         cache.set(key, token or "1", PRESENCE_TTL)
@@ -603,8 +553,6 @@ def mark_present(draft_id, seat: int, present: bool, token: str = "") -> None:
 
 
 def connected_seats(draft_id) -> set[int]:
-    from django.core.cache import cache
-
     found = cache.get_many([_presence_key(draft_id, n) for n in range(8)])
     return {n for n in range(8) if _presence_key(draft_id, n) in found}
 
@@ -626,46 +574,15 @@ async def publish(layer, outcome: Outcome | None) -> None:
 
 
 def publish_sync(outcome: Outcome | None) -> None:
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    async_to_sync(publish)(get_channel_layer(), outcome)
-    schedule_timers(outcome)
+    live.publish_sync(publish, outcome)
 
 
-def timers_to_schedule(outcome: Outcome | None) -> bool:
-    """Whether :func:`schedule_timers` has work: deadlines, and a worker to run them (services stack)."""
-    return bool(outcome is not None and outcome.timers and not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+def running_pods() -> list:
+    """The ids of the running pods that have a pick timer."""
+    return list(Draft.objects.filter(kind="online", status="drafting", pick_timer__gt=0).values_list("pk", flat=True))
 
 
-def schedule_timers(outcome: Outcome | None) -> None:
-    """On the services stack a Celery task wakes at each deadline (sockets also watch their own)."""
-    if timers_to_schedule(outcome):
-        for _, deadline in outcome.timers:
-            schedule_deadline(outcome.draft_id, deadline)
-
-
-def schedule_deadline(draft_id, deadline: float) -> None:
-    from datetime import datetime, timezone as dt_timezone
-
-    from drafts.tasks import expire_picks
-
-    try:
-        expire_picks.apply_async(args=[str(draft_id)], eta=datetime.fromtimestamp(deadline + 0.05, tz=dt_timezone.utc))
-    except Exception:  # the broker is down: the sockets' own watchdogs and the worker's sweep cover it
-        log.exception("could not schedule the pick timer of pod %s", draft_id)
-
-
-def sweep_overdue() -> int:
-    """Expire every overdue pick of every running pod (a worker runs this when it starts)."""
-    n = 0
-    ids = Draft.objects.filter(kind="online", status="drafting", pick_timer__gt=0).values_list("pk", flat=True)
-    for draft_id in list(ids):
-        outcome = expire_overdue(draft_id)
-        if outcome is not None:
-            n += 1
-            publish_sync(outcome)
-    for draft_id, deadline in DraftSeat.objects.filter(draft__kind="online", draft__status="drafting",
-                                                       deadline__isnull=False).values_list("draft_id", "deadline"):
-        schedule_deadline(draft_id, deadline.timestamp())
-    return n
+def pending_deadlines() -> list[tuple]:
+    """(draft id, deadline epoch) of every person's running pick clock."""
+    return [(draft_id, deadline.timestamp()) for draft_id, deadline in DraftSeat.objects.filter(
+        draft__kind="online", draft__status="drafting", deadline__isnull=False).values_list("draft_id", "deadline")]

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
-from drafts import online
+from drafts import online, tasks
 from drafts.api import _json_body
 from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
@@ -101,7 +101,7 @@ class PodJoinView(APIView):
         except DraftError as exc:
             return _error(exc)
         remember_consent(request, consent)
-        online.publish_sync(outcome)
+        tasks.publish_outcome(outcome)
         return Response(_body(request, draft_id))
 
 
@@ -110,7 +110,7 @@ class PodStartView(APIView):
                    description="The host starts the draft; bots take the empty seats.")
     def post(self, request, draft_id):
         try:
-            online.publish_sync(online.start_pod(draft_id, request.user, guest_key(request)))
+            tasks.publish_outcome(online.start_pod(draft_id, request.user, guest_key(request)))
             return Response(_body(request, draft_id))
         except DraftError as exc:
             return _error(exc)
@@ -138,5 +138,5 @@ class PodPickView(APIView):
             outcome = online.make_pick(draft_id, seat.seat, card, numbers[0], numbers[1], cid)
         except DraftError as exc:
             return _error(exc)
-        online.publish_sync(outcome)
+        tasks.publish_outcome(outcome)
         return Response({"picked": outcome.ack, **_body(request, draft_id)})

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from drafts import online, services
+from drafts import online, services, tasks
 from drafts.access import current_consent, guest_key, remember_consent, seat_owner
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftSeat
@@ -135,14 +135,14 @@ def pod_join(request, draft_id):
         return redirect("pod", draft_id=draft_id)
     remember_consent(request, consent)
     request.session["guest_name"] = form.cleaned_data["display_name"]
-    online.publish_sync(outcome)
+    tasks.publish_outcome(outcome)
     return redirect("pod", draft_id=draft_id)
 
 
 @require_POST
 def pod_leave(request, draft_id):
     try:
-        online.publish_sync(online.leave_pod(draft_id, request.user, guest_key(request)))
+        tasks.publish_outcome(online.leave_pod(draft_id, request.user, guest_key(request)))
     except online.PodError as exc:
         messages.error(request, str(exc))
         return redirect("pod", draft_id=draft_id)
@@ -153,7 +153,7 @@ def pod_leave(request, draft_id):
 def pod_start(request, draft_id):
     """Start from a plain form post (the page normally starts over the socket)."""
     try:
-        online.publish_sync(online.start_pod(draft_id, request.user, guest_key(request)))
+        tasks.publish_outcome(online.start_pod(draft_id, request.user, guest_key(request)))
     except online.PodError as exc:
         if exc.code == 404:
             raise Http404(str(exc))

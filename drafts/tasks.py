@@ -1,28 +1,42 @@
-"""Celery tasks of the drafts app: pick timers of online pods."""
+"""Celery tasks of the drafts app: pick timers of online pods, and their queueing (above drafts.online)."""
 from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone as dt_timezone
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
+
+from drafts import online
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="drafts.expire_picks", acks_late=True, ignore_result=True)
 def expire_picks(draft_id: str) -> bool:
     """At a pick deadline: take the suggested card for every seat whose time ran out (idempotent)."""
-    from drafts import online
-
     try:
         outcome = online.expire_overdue(draft_id)
     except online.PodError:
         return False
-    online.publish_sync(outcome)
+    publish_outcome(outcome)
     return outcome is not None
 
 
 @shared_task(name="drafts.sweep_timers", ignore_result=True)
 def sweep_timers() -> int:
-    from drafts import online
-
-    return online.sweep_overdue()
+    """Expire every overdue pick of every running pod and queue every pick timer again (a worker runs
+    this when it starts). Returns how many pods had overdue picks."""
+    n = 0
+    for draft_id in online.running_pods():
+        outcome = online.expire_overdue(draft_id)
+        if outcome is not None:
+            n += 1
+            publish_outcome(outcome)
+    for draft_id, deadline in online.pending_deadlines():
+        enqueue_deadline(draft_id, deadline)
+    return n
 
 
 @worker_ready.connect
@@ -32,3 +46,30 @@ def _resume_timers(sender=None, **kwargs):
         sweep_timers.delay()
     except Exception:  # pragma: no cover - broker trouble is logged by Celery itself
         pass
+
+
+def publish_outcome(outcome: online.Outcome | None) -> None:
+    """What synchronous code does after a change of a pod: send the outcome to the pod's sockets
+    (``online.publish``), then queue the pick timers it started (the sockets' ``publish_outcome`` is
+    the async twin)."""
+    online.publish_sync(outcome)
+    enqueue_timers(outcome)
+
+
+def timers_to_enqueue(outcome: online.Outcome | None) -> bool:
+    """Whether :func:`enqueue_timers` has work: deadlines, and a worker to run them (services stack)."""
+    return bool(outcome is not None and outcome.timers and not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+
+
+def enqueue_timers(outcome: online.Outcome | None) -> None:
+    """On the services stack a Celery task wakes at each deadline (sockets also watch their own)."""
+    if timers_to_enqueue(outcome):
+        for _, deadline in outcome.timers:
+            enqueue_deadline(outcome.draft_id, deadline)
+
+
+def enqueue_deadline(draft_id, deadline: float) -> None:
+    try:
+        expire_picks.apply_async(args=[str(draft_id)], eta=datetime.fromtimestamp(deadline + 0.05, tz=dt_timezone.utc))
+    except Exception:  # the broker is down: the sockets' own watchdogs and the worker's sweep cover it
+        log.exception("could not schedule the pick timer of pod %s", draft_id)

@@ -17,12 +17,13 @@ from rest_framework.views import APIView
 from decks.api import ApiErrorsSerializer, errors_response
 from mtgsite.guests import guest_key
 from drafts.api import _json_body
-from gameplay import play
+from gameplay import tasks
+from gameplay.play import PlayError, advice, choice, session
 from gameplay.models import PlayedGame
 
 
-def _error(exc: play.PlayError):
-    if isinstance(exc, play.DeckProblem):
+def _error(exc: PlayError):
+    if isinstance(exc, choice.DeckProblem):
         return errors_response(*[{"message": f"{p['deck']}: the rules engine cannot play this deck", **p}
                                  for p in exc.problems], code=400)
     code = exc.code if exc.code in (400, 403, 404, 409, 500, 503) else 400
@@ -102,10 +103,11 @@ class AdviceView(APIView):
         if not isinstance(budget, dict):
             return errors_response({"field": "budget", "message": "budget is {\"seconds\": n} and/or {\"simulations\": n}"})
         try:
-            out = play.advise_state(data["state"], data.get("seat"), level=data.get("level"),
-                                    algorithm=data.get("algorithm"), seconds=budget.get("seconds"),
-                                    simulations=budget.get("simulations"), seed=data.get("seed", 0))
-        except play.PlayError as exc:
+            out = advice.advise_state(data["state"], data.get("seat"), level=data.get("level"),
+                                      algorithm=data.get("algorithm"), seconds=budget.get("seconds"),
+                                      simulations=budget.get("simulations"), seed=data.get("seed", 0),
+                                      spread_for=tasks.advice_spread)
+        except PlayError as exc:
             return _error(exc)
         return Response(out)
 
@@ -122,13 +124,13 @@ class GameCreateSerializer(serializers.Serializer):
 
 def _body(request, row: PlayedGame, view: dict | None = None) -> dict:
     return {"id": str(row.pk), "page": request.build_absolute_uri(reverse("game", args=[row.pk])),
-            "websocket": f"/ws/games/{row.pk}/", "view": view if view is not None else play.view_of(row)}
+            "websocket": f"/ws/games/{row.pk}/", "view": view if view is not None else session.view_of(row)}
 
 
 def _owned(request, game_id) -> PlayedGame:
     row = PlayedGame.objects.filter(pk=game_id).first()
-    if row is None or not play.owns(row, request.user, guest_key(request)):
-        raise play.PlayError("no such game (or it is not yours)", 404)
+    if row is None or not session.owns(row, request.user, guest_key(request)):
+        raise PlayError("no such game (or it is not yours)", 404)
     return row
 
 
@@ -136,10 +138,10 @@ class SampleDecksView(APIView):
     @extend_schema(responses={200: dict}, description="The sample decks (every card supported by the engine) "
                                                       "and the opponents: use them as 'sample:<name>' and 'opponent'.")
     def get(self, request):
-        return Response({"decks": [{"deck": f"sample:{k}", "name": play.sample_label(k),
-                                    "main": v["main"], "format": v.get("format")} for k, v in play.sample_decks().items()],
-                         "opponents": [{"opponent": s, "name": n} for s, n in play.opponent_choices()],
-                         "levels": list(play.search_levels()), "algorithms": list(play.search_algorithms())})
+        return Response({"decks": [{"deck": f"sample:{k}", "name": choice.sample_label(k),
+                                    "main": v["main"], "format": v.get("format")} for k, v in choice.sample_decks().items()],
+                         "opponents": [{"opponent": s, "name": n} for s, n in choice.opponent_choices()],
+                         "levels": list(choice.search_levels()), "algorithms": list(choice.search_algorithms())})
 
 
 class GameCreateView(APIView):
@@ -157,11 +159,11 @@ class GameCreateView(APIView):
             return errors_response({"message": "send 'deck' and 'opponent_deck' ('sample:<name>', 'deck:<id>' or "
                                                "{\"main\": [[card, count], ...]})"})
         try:
-            row, outcome = play.create_game(data["deck"], data["opponent_deck"], data.get("opponent", "engine:Medium"),
-                                            human_seat=data.get("seat", 0), first=data.get("first", "random"),
-                                            user=request.user, session_key=guest_key(request, create=True),
-                                            seed=data.get("seed"))
-        except play.PlayError as exc:
+            row, outcome = session.create_game(data["deck"], data["opponent_deck"], data.get("opponent", "engine:Medium"),
+                                               human_seat=data.get("seat", 0), first=data.get("first", "random"),
+                                               user=request.user, session_key=guest_key(request, create=True),
+                                               seed=data.get("seed"))
+        except PlayError as exc:
             return _error(exc)
         return Response(_body(request, row, outcome.view), status=status.HTTP_201_CREATED,
                         headers={"Location": reverse("api-game", args=[row.pk])})
@@ -175,7 +177,7 @@ class GameView(APIView):
     def get(self, request, game_id):
         try:
             return Response(_body(request, _owned(request, game_id)))
-        except play.PlayError as exc:
+        except PlayError as exc:
             return _error(exc)
 
 
@@ -200,11 +202,11 @@ class GameActionView(APIView):
             return errors_response({"field": "key", "message": "send 'key' (an offered action's key) or 'action'"})
         try:
             row = _owned(request, game_id)
-            outcome = play.human_action(row.pk, row.human_seat, action, data.get("revision"),
-                                        data.get("client_action_id"), pass_until=data.get("pass_until"),
-                                        on_applied=lambda view: play.publish_sync(play.Outcome(str(row.pk), view)))
-        except play.PlayError as exc:
+            outcome = session.human_action(row.pk, row.human_seat, action, data.get("revision"),
+                                           data.get("client_action_id"), pass_until=data.get("pass_until"),
+                                           on_applied=lambda view: session.publish_sync(session.Outcome(str(row.pk), view)))
+        except PlayError as exc:
             return _error(exc)
-        play.publish_sync(outcome)
+        session.publish_sync(outcome)
         return Response({"acted": outcome.ack, **_body(request, row, outcome.view)})
 

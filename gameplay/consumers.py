@@ -22,7 +22,9 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 
 from decks.core import wire
-from gameplay import play
+from gameplay import tasks
+from gameplay.models import PlayedGame
+from gameplay.play import PROTOCOL_VERSION, PlayError, session
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 8192
@@ -34,7 +36,7 @@ ProtocolError = wire.ProtocolError  # the envelope checks are shared with the dr
 
 def parse_message(text) -> dict:
     """Validate one client message; raises :class:`ProtocolError` with the reason."""
-    msg = wire.decode_message(text, version=play.PROTOCOL_VERSION, actions=CLIENT_ACTIONS, max_chars=MAX_MESSAGE)
+    msg = wire.decode_message(text, version=PROTOCOL_VERSION, actions=CLIENT_ACTIONS, max_chars=MAX_MESSAGE)
     action = msg["action"]
     if action == "act":
         if not isinstance(msg.get("key"), str) and not isinstance(msg.get("action_data"), dict):
@@ -46,8 +48,8 @@ def parse_message(text) -> dict:
         if cid is not None and (not isinstance(cid, str) or not 0 < len(cid) <= 64):
             raise ProtocolError("'client_action_id' is 1 to 64 characters")
         until = msg.get("pass_until")
-        if until is not None and (not isinstance(until, str) or until not in play.PASS_UNTIL):
-            raise ProtocolError(f"'pass_until' is one of: {', '.join(play.PASS_UNTIL)}")
+        if until is not None and (not isinstance(until, str) or until not in session.PASS_UNTIL):
+            raise ProtocolError(f"'pass_until' is one of: {', '.join(session.PASS_UNTIL)}")
     if action == "advise":
         for key in ("level", "algorithm"):
             if msg.get(key) is not None and not isinstance(msg.get(key), str):
@@ -83,29 +85,27 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
         self.ticket = None
         self.advice_future = None
         self.acts: set[asyncio.Future] = set()
-        session = self.scope.get("session")
-        code = await _own_thread(self._bind)(self.scope.get("user"), getattr(session, "session_key", None))
+        http_session = self.scope.get("session")
+        code = await _own_thread(self._bind)(self.scope.get("user"), getattr(http_session, "session_key", None))
         if code:
             await self.close(code=code)
             return
-        self.group = play.game_group(self.game_id)
+        self.group = session.game_group(self.game_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self._send_view()
 
     def _bind(self, user, session_key) -> int:
-        from gameplay.models import PlayedGame
-
         row = PlayedGame.objects.filter(pk=self.game_id).only("owner_id", "session_key").first()
         if row is None:
             return 4404
-        return 0 if play.owns(row, user, session_key) else 4403
+        return 0 if session.owns(row, user, session_key) else 4403
 
     async def disconnect(self, code):
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
         if self.ticket:
-            await _own_thread(play.cancel_advice)(self.game_id, only=self.ticket)
+            await _own_thread(session.cancel_advice)(self.game_id, only=self.ticket)
 
     async def send(self, text_data=None, bytes_data=None, close=False):
         """A broadcast can reach a socket the client just closed: drop it (see drafts.consumers)."""
@@ -124,7 +124,7 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             return
         action = msg["action"]
         if action == "ping":
-            await self.send_json({"v": play.PROTOCOL_VERSION, "type": "pong", "t": time.time()})
+            await self.send_json({"v": PROTOCOL_VERSION, "type": "pong", "t": time.time()})
         elif action == "sync":
             await self._send_view()
         elif action == "act":
@@ -137,18 +137,18 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self._advise(msg)
         elif action == "stop":
             if self.ticket:
-                await _own_thread(play.cancel_advice)(self.game_id, only=self.ticket)
-            await self.send_json({"v": play.PROTOCOL_VERSION, "type": "advice_stopped"})
+                await _own_thread(session.cancel_advice)(self.game_id, only=self.ticket)
+            await self.send_json({"v": PROTOCOL_VERSION, "type": "advice_stopped"})
 
     async def _act(self, msg):
         cid = msg.get("client_action_id")
         action = msg["key"] if isinstance(msg.get("key"), str) else msg["action_data"]
         try:
             seat = await _own_thread(self._seat)()
-            outcome = await _own_thread(play.human_action)(self.game_id, seat, action, msg.get("revision"), cid,
-                                                           pass_until=msg.get("pass_until"),
-                                                           on_applied=self._publish_provisional)
-        except play.PlayError as exc:
+            outcome = await _own_thread(session.human_action)(self.game_id, seat, action, msg.get("revision"), cid,
+                                                              pass_until=msg.get("pass_until"),
+                                                              on_applied=self._publish_provisional)
+        except PlayError as exc:
             await self._error(str(exc), code=exc.code, client_action_id=cid, **exc.details)
             if exc.code != 404:
                 await self._send_view()  # the client re-syncs to what the server holds
@@ -157,19 +157,17 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             log.exception("action on game %s failed", self.game_id)
             await self._error("the server failed on this action; nothing was changed", code=500, client_action_id=cid)
             return
-        await self.send_json({"v": play.PROTOCOL_VERSION, "type": "acted", **(outcome.ack or {})})
-        await play.publish(self.channel_layer, outcome)
+        await self.send_json({"v": PROTOCOL_VERSION, "type": "acted", **(outcome.ack or {})})
+        await session.publish(self.channel_layer, outcome)
 
     def _publish_provisional(self, view: dict) -> None:
         """From the action's worker thread: every socket of the game sees the action before the AI's reply."""
-        play.publish_sync(play.Outcome(self.game_id, view))
+        session.publish_sync(session.Outcome(self.game_id, view))
 
     def _seat(self) -> int:
-        from gameplay.models import PlayedGame
-
         row = PlayedGame.objects.filter(pk=self.game_id).only("human_seat").first()
         if row is None:
-            raise play.PlayError("no such game", 404)
+            raise PlayError("no such game", 404)
         return row.human_seat
 
     async def _advise(self, msg):
@@ -181,24 +179,22 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             if settings.CELERY_TASK_ALWAYS_EAGER:
                 # Eager Celery runs the task where it is called: in a background thread, so that this
                 # socket keeps receiving the progress the task sends to the group.
-                self.ticket = await _own_thread(play.new_ticket)(self.game_id)
+                self.ticket = await _own_thread(session.new_ticket)(self.game_id)
                 self.advice_future = asyncio.ensure_future(
-                    _own_thread(play.request_advice)(self.game_id, revision, ticket=self.ticket, **kwargs))
+                    _own_thread(tasks.enqueue_advice)(self.game_id, revision, ticket=self.ticket, **kwargs))
                 self.advice_future.add_done_callback(self._advice_done)
             else:
-                self.ticket = await _own_thread(play.request_advice)(self.game_id, revision, **kwargs)
-        except play.PlayError as exc:
+                self.ticket = await _own_thread(tasks.enqueue_advice)(self.game_id, revision, **kwargs)
+        except PlayError as exc:
             await self._error(str(exc), code=exc.code, context="advice")
         except Exception as exc:  # e.g. the broker is down
             log.exception("advice for game %s could not start", self.game_id)
             await self._error(f"the advisor could not start ({exc.__class__.__name__})", code=503, context="advice")
 
     def _revision(self) -> int:
-        from gameplay.models import PlayedGame
-
         row = PlayedGame.objects.filter(pk=self.game_id).only("revision").first()
         if row is None:
-            raise play.PlayError("no such game", 404)
+            raise PlayError("no such game", 404)
         return row.revision
 
     def _advice_done(self, future):
@@ -223,18 +219,18 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def _send_view(self):
         try:
-            view = await _own_thread(play.snapshot)(self.game_id)
+            view = await _own_thread(session.snapshot)(self.game_id)
             if view["status"] == "playing" and not view["your_decision"]:  # the AI owes a move: let it play
-                outcome = await _own_thread(play.resume)(self.game_id)
+                outcome = await _own_thread(session.resume)(self.game_id)
                 if outcome is not None:
                     view = outcome.view
-                    await play.publish(self.channel_layer, outcome)
+                    await session.publish(self.channel_layer, outcome)
                     return
-        except play.PlayError as exc:
+        except PlayError as exc:
             await self._error(str(exc), code=exc.code)
             return
         await self.send_json(view)
 
     async def _error(self, text, code: int = 400, **extra):
-        await self.send_json({"v": play.PROTOCOL_VERSION, "type": "error", "message": text, "code": code,
+        await self.send_json({"v": PROTOCOL_VERSION, "type": "error", "message": text, "code": code,
                               **{k: v for k, v in extra.items() if v is not None}})

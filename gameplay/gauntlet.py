@@ -2,9 +2,9 @@
 
 Flow: :func:`load_decks` gathers decks (the sample decks, saved decks, decklist text) ->
 :func:`create_run` refuses decks with unknown or unsupported cards (listing them), stores a
-``GauntletRun`` and one ``GauntletGame`` per scheduled game -> :func:`dispatch` sends one Celery
-task per game (``gameplay.gauntlet_game``), so every worker plays games in parallel; the command
-may instead play them in its own processes (:func:`run_locally`).
+``GauntletRun`` and one ``GauntletGame`` per scheduled game -> ``gameplay.gauntlet_tasks.enqueue_games``
+sends one Celery task per game (``gameplay.gauntlet_game``), so every worker plays games in parallel;
+the command may instead play them in its own processes (:func:`run_locally`).
 
 Each game is claimed (:func:`claim_game`), played outside any transaction, then recorded
 (:func:`record_game`) under a row lock: a game is counted once whatever the retries, the run's
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import random
 import re
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from django.conf import settings
@@ -25,8 +27,13 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from decks.core.decklist import parse_decklist
+from decks.models import Deck
+from decks.services import card_index, parsed_from_deck
+from gameplay import carddb
 from gameplay.core import gauntlet as core
 from gameplay.gauntlet_models import GauntletGame, GauntletRun
+from gameplay.models import EngineCard
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +72,6 @@ def sample_deck(name: str) -> dict:
 
 
 def saved_deck(deck_id) -> dict:
-    from decks.models import Deck
-    from decks.services import parsed_from_deck
-
     try:
         deck = Deck.objects.get(pk=int(deck_id))
     except (Deck.DoesNotExist, ValueError, TypeError):
@@ -95,9 +99,6 @@ def split_decklists(text: str) -> list[str]:
 
 def decks_from_text(text: str, default_name: str = "deck", source: str = "text") -> list[dict]:
     """Parse decklists (MTGO / Arena / plain text) with the site's parser; errors name the line."""
-    from decks.core.decklist import parse_decklist
-    from decks.services import card_index
-
     out, problems = [], []
     blocks = split_decklists(text)
     for k, block in enumerate(blocks, 1):
@@ -128,9 +129,6 @@ def check_decks(decks: list[dict], *, build_support: bool = False) -> list[dict]
     ``build_support``: compute the engine's per-card support first when it never was (the command
     does; a web request would take minutes, so it says to run ``build_engine_cards``).
     """
-    from gameplay import carddb
-    from gameplay.models import EngineCard
-
     problems: list[str] = []
     if len(decks) < 2:
         problems.append(f"A gauntlet needs at least two decks (got {len(decks)}).")
@@ -224,35 +222,12 @@ def create_run(decks: list[dict], games_per_pair: int, player: str = "engine:Med
     return run
 
 
-def dispatch(run: GauntletRun, *, unfinished_only: bool = False) -> None:
-    """Queue one Celery task per game once the run is committed (eager in the embedded stack)."""
-    from gameplay.gauntlet_tasks import play_gauntlet_game
-
-    run_id = run.pk
-
-    def enqueue():
-        from celery import group
-        from kombu.exceptions import OperationalError
-
-        games = GauntletGame.objects.filter(run_id=run_id)
-        if unfinished_only:
-            games = games.exclude(status__in=FINISHED)
-        indexes = list(games.order_by("index").values_list("index", flat=True))
-        try:
-            group(play_gauntlet_game.s(run_id, i) for i in indexes).apply_async()
-        except OperationalError as exc:  # broker down: the run says so instead of a 500
-            GauntletRun.objects.filter(pk=run_id).update(
-                status="failed", error=f"The games could not be queued (task broker unavailable: {exc}).",
-                finished=timezone.now())
-
-    transaction.on_commit(enqueue)
-
-
-def start_run(*args, **kwargs) -> GauntletRun:
-    """``create_run`` + ``dispatch``: the admin page and ``manage.py gauntlet --celery``."""
-    run = create_run(*args, **kwargs)
-    dispatch(run)
-    return run
+def game_indexes(run_id: int, *, unfinished_only: bool = False) -> list[int]:
+    """The indexes of a run's games to queue, in order: all of them, or those not finished yet."""
+    games = GauntletGame.objects.filter(run_id=run_id)
+    if unfinished_only:
+        games = games.exclude(status__in=FINISHED)
+    return list(games.order_by("index").values_list("index", flat=True))
 
 
 def claim_game(run_id: int, index: int) -> GauntletGame | None:
@@ -301,12 +276,10 @@ def record_game(run_id: int, index: int, outcome: dict) -> bool:
 
 def play_game_row(run_id: int, index: int) -> dict | None:
     """What the Celery task does: claim, play (no transaction held), record. Never raises for a game."""
-    from gameplay.carddb import get_engine
-
     game = claim_game(run_id, index)
     if game is None:
         return None
-    outcome = _play(get_engine(), game.run, game)
+    outcome = _play(carddb.get_engine(), game.run, game)
     record_game(run_id, index, outcome)
     return outcome
 
@@ -327,8 +300,6 @@ def run_locally(run: GauntletRun, workers: int = 1, on_game=None) -> GauntletRun
 
     ``on_game(index, outcome)`` is called after each game is recorded (the command's progress bar).
     """
-    from gameplay import carddb
-
     pending = list(run.games.exclude(status__in=FINISHED).order_by("index"))
     if not pending:
         return GauntletRun.objects.get(pk=run.pk)
@@ -345,9 +316,6 @@ def run_locally(run: GauntletRun, workers: int = 1, on_game=None) -> GauntletRun
             if on_game:
                 on_game(g.index, outcome)
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
         path = carddb.card_data_path()
         if not path.exists():
             carddb.build()
@@ -380,12 +348,12 @@ def cancel_run(run: GauntletRun) -> bool:
     return True
 
 
-def resume_run(run: GauntletRun) -> bool:
-    """Queue again the games of a run that did not finish (a worker died); recorded games stay counted once."""
+def reopen_games(run: GauntletRun) -> bool:
+    """Make the games of a run that did not finish (a worker died) playable again, to queue them again
+    (``gameplay.gauntlet_tasks.resume_run``); recorded games stay counted once. False when the run is over."""
     if run.status not in ("pending", "running"):
         return False
     GauntletGame.objects.filter(run=run, status="running").update(status="pending")
-    dispatch(run, unfinished_only=True)
     return True
 
 

@@ -1,7 +1,12 @@
-"""Celery tasks of the gauntlet: one task per game, so every worker plays games in parallel."""
+"""Celery tasks of the gauntlet: one task per game, so every worker plays games in parallel; and their
+queueing (above ``gameplay.gauntlet``, the service)."""
 from __future__ import annotations
 
-from celery import shared_task
+from celery import group, shared_task
+
+from gameplay import gauntlet
+from gameplay.gauntlet_models import GauntletRun
+from mtgsite.jobs import queue_on_commit
 
 
 @shared_task(name="gameplay.gauntlet_game", acks_late=True, ignore_result=True)
@@ -11,9 +16,33 @@ def play_gauntlet_game(run_id: int, index: int) -> dict | None:
     An engine panic or any other failure is recorded as the game's error; the task itself does not
     fail, so the worker and the rest of the run carry on.
     """
-    from gameplay.gauntlet import play_game_row
-
-    return play_game_row(run_id, index)
+    return gauntlet.play_game_row(run_id, index)
 
 
-__all__ = ["play_gauntlet_game"]
+def enqueue_games(run: GauntletRun, *, unfinished_only: bool = False) -> None:
+    """Queue one Celery task per game once the run is committed (at once outside a transaction; eager in
+    the embedded stack). With the broker down the run is marked failed and says so, instead of a 500."""
+    run_id = run.pk
+
+    def send():
+        indexes = gauntlet.game_indexes(run_id, unfinished_only=unfinished_only)
+        group(play_gauntlet_game.s(run_id, i) for i in indexes).apply_async()
+
+    queue_on_commit(send, GauntletRun.objects.filter(pk=run_id),
+                    "The games could not be queued (task broker unavailable: {exc}).", stamp_finished=True)
+
+
+def start_run(*args, **kwargs) -> GauntletRun:
+    """``gauntlet.create_run`` + :func:`enqueue_games`: the admin page."""
+    run = gauntlet.create_run(*args, **kwargs)
+    enqueue_games(run)
+    return run
+
+
+def resume_run(run: GauntletRun) -> bool:
+    """Queue again the games of a run that did not finish (a worker died); recorded games stay counted once.
+    False when the run is over."""
+    if not gauntlet.reopen_games(run):
+        return False
+    enqueue_games(run, unfinished_only=True)
+    return True

@@ -12,7 +12,8 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from gameplay import gauntlet
+from decks.models import Deck
+from gameplay import gauntlet, gauntlet_tasks
 from gameplay.core import gauntlet as core
 from gameplay.gauntlet_models import GauntletRun
 from mtgsite.staff import staff_only
@@ -21,8 +22,6 @@ SAVED_CHOICES = 40
 
 
 def _saved_choices():
-    from decks.models import Deck
-
     decks = Deck.objects.exclude(source="corpus").order_by("-id")[:SAVED_CHOICES]
     return [(str(d.pk), f"{d.title} · {d.main_count} cards · #{d.pk}") for d in decks]
 
@@ -68,9 +67,9 @@ def gauntlet_list(request):
         form = GauntletForm(request.POST)
         if form.is_valid():
             try:
-                run = gauntlet.start_run(form.decks(), form.cleaned_data["games_per_pair"], form.cleaned_data["player"],
-                                         seed=form.cleaned_data["seed"], max_decisions=form.cleaned_data["max_decisions"],
-                                         user=request.user)
+                run = gauntlet_tasks.start_run(form.decks(), form.cleaned_data["games_per_pair"],
+                                               form.cleaned_data["player"], seed=form.cleaned_data["seed"],
+                                               max_decisions=form.cleaned_data["max_decisions"], user=request.user)
             except gauntlet.GauntletError as exc:
                 problems, bad_decks = exc.problems, exc.decks
             else:
@@ -139,7 +138,7 @@ def gauntlet_cancel(request, run_id: int):
 @require_POST
 def gauntlet_resume(request, run_id: int):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    if gauntlet.resume_run(run):
+    if gauntlet_tasks.resume_run(run):
         messages.success(request, "The unfinished games were queued again.")
     else:
         messages.error(request, "This gauntlet is not running.")

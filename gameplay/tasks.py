@@ -1,9 +1,14 @@
-"""Celery tasks of the gameplay app (found by the Celery app's autodiscovery)."""
-from gameplay.gauntlet_tasks import *  # noqa: F401,F403 - the gauntlet's per-game task
+"""Celery tasks of the gameplay app (found by the Celery app's autodiscovery), and their queueing (above
+gameplay.play, the service they run)."""
+import logging
 
-import logging  # noqa: E402
+from celery import shared_task
+from django.conf import settings
 
-from celery import shared_task  # noqa: E402
+from gameplay.carddb import get_engine
+from gameplay.core.parallel import search_part as run_part
+from gameplay.gauntlet_tasks import play_gauntlet_game  # noqa: F401 - the gauntlet's task, found by autodiscovery here
+from gameplay.play import PROTOCOL_VERSION, advice, session
 
 _log = logging.getLogger(__name__)
 
@@ -12,28 +17,33 @@ _log = logging.getLogger(__name__)
 def advise(game_id: str, revision: int, level=None, algorithm=None, seconds=None, simulations=None,
            ticket=None) -> dict | None:
     """The advisor: search the person's decision and stream the recommendation to the game's group
-    (gameplay.play.run_advice). A newer request or the person's next action stops it early."""
-    from gameplay import play
-
+    (gameplay.play.advice.run_advice). A newer request or the person's next action stops it early."""
     try:
-        return play.run_advice(game_id, revision, level=level, algorithm=algorithm, seconds=seconds,
-                               simulations=simulations, ticket=ticket)
+        return advice.run_advice(game_id, revision, level=level, algorithm=algorithm, seconds=seconds,
+                                 simulations=simulations, ticket=ticket, spread_for=advice_spread)
     except Exception as exc:  # the worker survives; the page is told
         _log.exception("advice for game %s crashed", game_id)
-        play.send_to_game(game_id, {"v": play.PROTOCOL_VERSION, "type": "error", "context": "advice",
-                                    "game": str(game_id), "revision": revision, "code": 500,
-                                    "message": f"the advisor failed ({exc.__class__.__name__}); try again"})
+        session.send_to_game(game_id, {"v": PROTOCOL_VERSION, "type": "error", "context": "advice",
+                                       "game": str(game_id), "revision": revision, "code": 500,
+                                       "message": f"the advisor failed ({exc.__class__.__name__}); try again"})
         return None
+
+
+def enqueue_advice(game_id, revision: int, *, level=None, algorithm=None, seconds=None, simulations=None,
+                   ticket: str | None = None) -> str:
+    """Queue the advice task (eager on the embedded stack: it runs in the caller's thread). Returns its
+    ticket: a newer request (or the person's next action) stops this one."""
+    ticket = ticket or session.new_ticket(game_id)
+    advise.delay(str(game_id), revision, level=level, algorithm=algorithm, seconds=seconds,
+                 simulations=simulations, ticket=ticket)
+    return ticket
 
 
 @shared_task(name="gameplay.search_part", soft_time_limit=300)
 def search_part(part: dict) -> dict:
     """One part of a root-parallel search (``gameplay.core.parallel``) on this worker's engine: its root
     statistics, which the caller sums with its own."""
-    from gameplay.carddb import get_engine
-    from gameplay.core.parallel import search_part as run
-
-    return run(get_engine(), part)
+    return run_part(get_engine(), part)
 
 
 def spread_over_workers(parts: list[dict]) -> list:
@@ -59,8 +69,6 @@ def advice_spread(budget) -> tuple[int, object]:
     """(workers, spread) for one advice search: extra parts on Celery workers when the budget is long
     enough to pay for them (GAME_ADVICE_SPREAD_PARTS, GAME_ADVICE_SPREAD_MIN_SECONDS) and a real broker
     runs them; otherwise the search runs in the calling process alone."""
-    from django.conf import settings
-
     parts = int(getattr(settings, "GAME_ADVICE_SPREAD_PARTS", 0) or 0)
     long_enough = (budget.seconds or 0) >= float(getattr(settings, "GAME_ADVICE_SPREAD_MIN_SECONDS", 10))
     if parts <= 0 or settings.CELERY_TASK_ALWAYS_EAGER or not long_enough:

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from mtgsite.guests import guest_key
-from gameplay import play
+from gameplay.play import PlayError, choice, session
 from gameplay.models import PlayedGame
 
 FIRST_CHOICES = [("random", "Random"), ("you", "You play first"), ("ai", "The AI plays first")]
@@ -28,10 +28,10 @@ class NewGameForm(forms.Form):
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        decks = play.deck_choices(user)
+        decks = choice.deck_choices(user)
         self.fields["deck"].choices = decks
         self.fields["ai_deck"].choices = decks
-        self.fields["opponent"].choices = play.opponent_choices()
+        self.fields["opponent"].choices = choice.opponent_choices()
         samples = [spec for spec, _ in decks if spec.startswith("sample:")]
         if samples:
             self.fields["deck"].initial = samples[0]
@@ -60,13 +60,13 @@ def games(request):
         if form.is_valid():
             mine, theirs = form.specs()
             try:
-                row, _ = play.create_game(mine, theirs, form.cleaned_data["opponent"], first=form.cleaned_data["first"],
-                                          user=request.user, session_key=guest_key(request, create=True))
-            except play.DeckProblem as exc:
+                row, _ = session.create_game(mine, theirs, form.cleaned_data["opponent"], first=form.cleaned_data["first"],
+                                             user=request.user, session_key=guest_key(request, create=True))
+            except choice.DeckProblem as exc:
                 problems = exc.problems
                 form.add_error(None, "These decks cannot be played: the rules engine does not know or does not "
                                      "fully support some cards (listed below).")
-            except play.PlayError as exc:
+            except PlayError as exc:
                 error = str(exc)
                 form.add_error(None, error)
             else:
@@ -84,16 +84,16 @@ def games(request):
 @require_GET
 def game_page(request, game_id):
     row = PlayedGame.objects.filter(pk=game_id).first()
-    if row is None or not play.owns(row, request.user, guest_key(request)):
+    if row is None or not session.owns(row, request.user, guest_key(request)):
         raise Http404("no such game (or it is not yours)")
     try:
-        view = play.view_of(row)
-    except play.PlayError as exc:
+        view = session.view_of(row)
+    except PlayError as exc:
         view = None
         error = str(exc)
     else:
         error = None
     return render(request, "gameplay/game.html", {
         "game": row, "initial": view, "error": error, "ws_path": f"/ws/games/{row.pk}/",
-        "levels": play.search_levels(), "algorithms": play.search_algorithms(),
+        "levels": choice.search_levels(), "algorithms": choice.search_algorithms(),
     })

@@ -10,10 +10,10 @@ import pytest
 def game_env(game_catalogue, settings, monkeypatch):
     """The sample decks' catalogue and engine cards; child processes (Celery worker, Daphne) read the
     engine card database this test built (MTG_VAR_DIR)."""
-    from gameplay import play
+    from gameplay.play import session
 
     monkeypatch.setenv("MTG_VAR_DIR", str(settings.VAR_DIR))
-    play.GAME_CACHE.clear()
+    session.GAME_CACHE.clear()
     return game_catalogue
 
 
@@ -31,15 +31,15 @@ def advice_worker(game_env, request):
 def play_to_a_choice(session_key: str, seed: int = 8):
     """A game (mono-red against mono-white, the engine's VeryEasy AI) played on to the person's first
     decision with a real choice (a land drop, a spell); (row, view)."""
-    from gameplay import play
+    from gameplay.play import session
 
-    row, out = play.create_game("sample:mono_red_aggro", "sample:mono_white_weenie", "engine:VeryEasy",
-                                first="you", session_key=session_key, seed=seed)
+    row, out = session.create_game("sample:mono_red_aggro", "sample:mono_white_weenie", "engine:VeryEasy",
+                                   first="you", session_key=session_key, seed=seed)
     view = out.view
     for _ in range(12):
         if len(view["actions"]) > 1 and view["board"]["prompt"]["type"] != "MulliganDecision":
             break
-        view = play.human_action(row.pk, 0, view["actions"][0]["key"], expected_revision=view["revision"]).view
+        view = session.human_action(row.pk, 0, view["actions"][0]["key"], expected_revision=view["revision"]).view
     assert len(view["actions"]) > 1
     return row, view
 

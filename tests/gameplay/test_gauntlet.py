@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from gameplay import gauntlet
+from gameplay import gauntlet, gauntlet_tasks
 from gameplay.core.engine import EnginePanic
 from gameplay.gauntlet_models import GauntletGame, GauntletRun
 from gameplay.gauntlet_tasks import play_gauntlet_game
@@ -39,7 +39,7 @@ def samples(*names):
 
 def test_a_real_gauntlet_through_celery_tasks(game_catalogue, eager_tasks, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        run = gauntlet.start_run(samples("mono_red_aggro", "mono_white_weenie"), 2, "engine:VeryEasy", seed=11)
+        run = gauntlet_tasks.start_run(samples("mono_red_aggro", "mono_white_weenie"), 2, "engine:VeryEasy", seed=11)
     run.refresh_from_db()
     assert (run.status, run.total, run.done, run.errors) == ("done", 2, 2, 0)
     assert run.started and run.finished and run.runner == "celery"
@@ -78,8 +78,8 @@ def test_an_engine_panic_is_recorded_and_the_run_carries_on(game_catalogue, eage
 
     monkeypatch.setattr(core, "play_game", flaky)
     with django_capture_on_commit_callbacks(execute=True):
-        run = gauntlet.start_run(samples("mono_blue_faeries", "dimir_terror", "mono_red_aggro"), 1, "engine:VeryEasy",
-                                 max_decisions=30)
+        run = gauntlet_tasks.start_run(samples("mono_blue_faeries", "dimir_terror", "mono_red_aggro"), 1, "engine:VeryEasy",
+                                       max_decisions=30)
     run.refresh_from_db()
     assert (run.status, run.done, run.errors, run.total) == ("done", 3, 1, 3)
     bad = run.games.get(status="error")

@@ -66,11 +66,9 @@ def _start_game(page, server: str, opponent: str) -> None:
 def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, browser, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
-    from gameplay import play
+    from gameplay.play import choice, session
     from gameplay.models import PlayedGame
 
-    if not play.search_levels():
-        pytest.skip("gameplay.core.advisor is not available")
     with _open_page(browser, tmp_path) as (page, problems):
         _start_game(page, daphne_server, "engine:VeryEasy")
         expect(page.locator("#my-life")).to_have_text("20")
@@ -131,7 +129,7 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
             expect(page.locator("#pass-until button").first).to_be_enabled(timeout=120_000)
             row.refresh_from_db()
             assert row.revision > before
-            now = play.view_of(row)
+            now = session.view_of(row)
             whose = "your turn" if now["board"]["active_player"] == now["you"] else "the AI's turn"
             expect(page.locator("#turn-info")).to_have_text(f"Turn {now['turn']} · {whose}")
             page.screenshot(path=str(ARTIFACTS / "game-pass-until.png"), full_page=True)
@@ -155,10 +153,8 @@ def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, d
                                                                      tmp_path):
     from playwright.sync_api import expect
 
-    from gameplay import play
+    from gameplay.play import choice
 
-    if "fast" not in play.search_levels():
-        pytest.skip("gameplay.core.advisor is not available")
     with _open_page(browser, tmp_path, PROMPT_RECORDER) as (page, problems):
         _start_game(page, daphne_server, "search:fast")
         page.locator("#advice-auto").uncheck()  # this test is about the opponent, not the advisor

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from gameplay import play
+from gameplay.play import choice, session
 from gameplay.models import PlayedGame
 from tests.ws import connect_path, guest_session
 from tests.ws import receive_until as _receive_until
@@ -29,8 +29,8 @@ async def connect(game_id, session_key=None):
 
 def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # noqa: F811
     owner, other = guest_session(), guest_session()
-    row, _ = play.create_game("sample:mono_white_weenie", "sample:mono_blue_faeries", "engine:VeryEasy",
-                              first="you", session_key=owner, seed=3)
+    row, _ = session.create_game("sample:mono_white_weenie", "sample:mono_blue_faeries", "engine:VeryEasy",
+                                 first="you", session_key=owner, seed=3)
 
     async def scenario():
         comm, ok, code = await connect(row.pk, other)  # someone else's session
@@ -86,8 +86,6 @@ def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # n
 
 
 def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
-    if not play.search_levels():
-        pytest.skip("gameplay.core.advisor is not available")
     owner = guest_session()
     row, view = play_to_a_choice(owner)
     keys = {a["key"] for a in view["actions"]}
@@ -131,10 +129,10 @@ def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
 
 def test_against_a_slow_ai_your_action_shows_before_its_reply(game_env, monkeypatch):  # noqa: F811
     owner = guest_session()
-    row, _ = play.create_game("sample:mono_red_aggro", "sample:dimir_terror", "search:fast", first="you",
-                              session_key=owner, seed=5)
+    row, _ = session.create_game("sample:mono_red_aggro", "sample:dimir_terror", "search:fast", first="you",
+                                 session_key=owner, seed=5)
     thinker = ThinkingPlayer()
-    monkeypatch.setattr(play, "_opponent", lambda _row: thinker)
+    monkeypatch.setattr(session, "_opponent", lambda _row: thinker)
 
     async def scenario():
         ws, ok, _ = await connect(row.pk, owner)

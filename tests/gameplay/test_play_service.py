@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from gameplay import play
+from gameplay.play import PlayError, advice, choice, session
 from gameplay.core.engine import BadState, EnginePanic, Game, IllegalAction
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
@@ -20,7 +20,7 @@ SESSION = "s" * 32
 def new_game(**kwargs) -> PlayedGame:
     opts = dict(opponent="engine:VeryEasy", first="you", session_key=SESSION, seed=5)
     opts.update(kwargs)
-    row, _ = play.create_game("sample:mono_red_aggro", "sample:dimir_terror", **opts)
+    row, _ = session.create_game("sample:mono_red_aggro", "sample:dimir_terror", **opts)
     return row
 
 
@@ -31,45 +31,45 @@ def keys_of(view, label=None):
 def test_create_act_and_refuse_illegal_stale_and_duplicate_actions(game_catalogue):
     row = new_game()
     assert row.status == "playing" and row.revision == 1 and row.human_deck_name.startswith("Mono red aggro")
-    view = play.view_of(row)
+    view = session.view_of(row)
     assert view["your_decision"] and [a["label"] for a in view["actions"]] == ["Keep hand", "Mulligan"]
     assert view["board"]["prompt"]["type"] == "MulliganDecision"
     # The AI kept (or not) on its own: it never waits for the person's mulligan.
     keep = keys_of(view, "Keep hand")[0]
 
-    out = play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c1")
+    out = session.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c1")
     row.refresh_from_db()
     assert row.revision == 2 and out.view["revision"] == 2 and out.ack == {"client_action_id": "c1", "duplicate": False}
     assert any(e["who"] == "you" and e["text"] == "Keep hand" for e in row.log)
     assert out.view["your_decision"] and out.view["actions"]  # the AI played on until the person's decision
     state, log_size = row.state, len(row.log)
 
-    again = play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c1")  # a resend
+    again = session.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c1")  # a resend
     assert again.ack["duplicate"] is True and again.view["revision"] == 2
-    with pytest.raises(play.PlayError) as stale:
-        play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c2")
+    with pytest.raises(PlayError) as stale:
+        session.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="c2")
     assert stale.value.code == 409 and "stale" in str(stale.value)
-    with pytest.raises(play.PlayError) as illegal:  # well formed, but not offered now
-        play.human_action(row.pk, 0, keep, expected_revision=2)
+    with pytest.raises(PlayError) as illegal:  # well formed, but not offered now
+        session.human_action(row.pk, 0, keep, expected_revision=2)
     assert illegal.value.code == 409 and "not legal" in str(illegal.value)
-    with pytest.raises(play.PlayError) as bad:
-        play.human_action(row.pk, 0, "not json", expected_revision=2)
+    with pytest.raises(PlayError) as bad:
+        session.human_action(row.pk, 0, "not json", expected_revision=2)
     assert bad.value.code == 400
-    with pytest.raises(play.PlayError) as bad_type:
-        play.human_action(row.pk, 0, 42, expected_revision=2)
+    with pytest.raises(PlayError) as bad_type:
+        session.human_action(row.pk, 0, 42, expected_revision=2)
     assert bad_type.value.code == 400
-    with pytest.raises(play.PlayError) as wrong_seat:
-        play.human_action(row.pk, 1, out.view["actions"][0]["key"], expected_revision=2)
+    with pytest.raises(PlayError) as wrong_seat:
+        session.human_action(row.pk, 1, out.view["actions"][0]["key"], expected_revision=2)
     assert wrong_seat.value.code == 403
-    with pytest.raises(play.PlayError) as missing:
-        play.human_action("00000000-0000-0000-0000-000000000000", 0, keep)
+    with pytest.raises(PlayError) as missing:
+        session.human_action("00000000-0000-0000-0000-000000000000", 0, keep)
     assert missing.value.code == 404
     row.refresh_from_db()
     assert row.revision == 2 and row.state == state and len(row.log) == log_size  # nothing was written
 
     # An action may also be sent as {"type", "data"}.
     first = out.view["actions"][0]
-    after = play.human_action(row.pk, 0, {"type": first["type"], "data": first.get("data")}, expected_revision=2)
+    after = session.human_action(row.pk, 0, {"type": first["type"], "data": first.get("data")}, expected_revision=2)
     assert after.view["revision"] == 3
 
     # A stored game that waits for the AI (written by other code, or an advance that was cut) plays on.
@@ -77,11 +77,11 @@ def test_create_act_and_refuse_illegal_stale_and_duplicate_actions(game_catalogu
     waiting = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=9)
     waiting.apply(0, waiting.legal_actions(0)[0])  # the person kept; the AI's mulligan is pending
     PlayedGame.objects.filter(pk=row.pk).update(state=json.dumps(waiting.state()), revision=10)
-    play.GAME_CACHE.clear()
-    assert not play.snapshot(row.pk)["your_decision"]
-    resumed = play.resume(row.pk)
+    session.GAME_CACHE.clear()
+    assert not session.snapshot(row.pk)["your_decision"]
+    resumed = session.resume(row.pk)
     assert resumed.view["revision"] == 11 and resumed.view["your_decision"]
-    assert play.resume(row.pk) is None  # nothing owed now
+    assert session.resume(row.pk) is None  # nothing owed now
 
 
 def test_deck_problems_are_listed_not_raised_as_errors(game_catalogue):
@@ -99,29 +99,29 @@ def test_deck_problems_are_listed_not_raised_as_errors(game_catalogue):
     DeckCard.objects.create(deck=deck, card=mountain, board="main", count=56)
     DeckCard.objects.create(deck=deck, card=odd, board="main", count=4)
     custom = {"name": "Typos", "main": [["Mountian", 4], ["Mountain", 56]]}
-    with pytest.raises(play.DeckProblem) as err:
-        play.create_game(f"deck:{deck.pk}", custom, "engine:Easy", session_key=SESSION)
+    with pytest.raises(choice.DeckProblem) as err:
+        session.create_game(f"deck:{deck.pk}", custom, "engine:Easy", session_key=SESSION)
     problems = err.value.problems
     assert problems[0]["deck"] == "your deck" and list(problems[0]["unsupported"]) == ["Firesong and Sunspeaker"]
     assert problems[1]["deck"] == "the AI's deck" and problems[1]["unknown"] == ["Mountian"]
     assert err.value.code == 400 and "Mountian" in str(err.value) and "Firesong" in str(err.value)
-    with pytest.raises(play.DeckProblem, match="40 to 250"):
-        play.create_game({"main": [["Mountain", 10]]}, "sample:dimir_terror", session_key=SESSION)
+    with pytest.raises(choice.DeckProblem, match="40 to 250"):
+        session.create_game({"main": [["Mountain", 10]]}, "sample:dimir_terror", session_key=SESSION)
     for bad in ("sample:nope", "deck:999999", "deck:x", "tournament:1", 7, {"main": "Mountain"}):
-        with pytest.raises(play.PlayError) as e:
-            play.create_game(bad, "sample:dimir_terror", session_key=SESSION)
+        with pytest.raises(PlayError) as e:
+            session.create_game(bad, "sample:dimir_terror", session_key=SESSION)
         assert e.value.code == 400
-    with pytest.raises(play.PlayError, match="unknown opponent"):
-        play.create_game("sample:mono_red_aggro", "sample:dimir_terror", "engine:Godlike", session_key=SESSION)
-    with pytest.raises(play.PlayError) as guest:
-        play.create_game("sample:mono_red_aggro", "sample:dimir_terror")
+    with pytest.raises(PlayError, match="unknown opponent"):
+        session.create_game("sample:mono_red_aggro", "sample:dimir_terror", "engine:Godlike", session_key=SESSION)
+    with pytest.raises(PlayError) as guest:
+        session.create_game("sample:mono_red_aggro", "sample:dimir_terror")
     assert guest.value.code == 403
     assert not PlayedGame.objects.exists()
 
 
 def test_an_engine_panic_keeps_the_stored_game(game_catalogue, monkeypatch):
     row = new_game()
-    view = play.view_of(row)
+    view = session.view_of(row)
     keep = keys_of(view, "Keep hand")[0]
     real_apply = Game.apply
 
@@ -129,8 +129,8 @@ def test_an_engine_panic_keeps_the_stored_game(game_catalogue, monkeypatch):
         raise EnginePanic("the rules engine crashed: index out of bounds")
 
     monkeypatch.setattr(Game, "apply", panicking)
-    with pytest.raises(play.PlayError) as err:
-        play.human_action(row.pk, 0, keep, expected_revision=1)
+    with pytest.raises(PlayError) as err:
+        session.human_action(row.pk, 0, keep, expected_revision=1)
     assert err.value.code == 500 and err.value.details.get("panic") and "kept" in str(err.value)
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == 1 and stored.state == row.state and stored.log == row.log
@@ -145,13 +145,13 @@ def test_an_engine_panic_keeps_the_stored_game(game_catalogue, monkeypatch):
         return real_apply(self, seat, action)
 
     monkeypatch.setattr(Game, "apply", panic_on_ai)
-    with pytest.raises(play.PlayError):
+    with pytest.raises(PlayError):
         for _ in range(30):  # play on until the AI has to act
-            view = play.human_action(row.pk, 0, play.view_of(PlayedGame.objects.get(pk=row.pk))["actions"][0]["key"]).view
+            view = session.human_action(row.pk, 0, session.view_of(PlayedGame.objects.get(pk=row.pk))["actions"][0]["key"]).view
     stored = PlayedGame.objects.get(pk=row.pk)
     monkeypatch.setattr(Game, "apply", real_apply)
     assert calls["ai"] == 1
-    out = play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
+    out = session.human_action(row.pk, 0, session.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
     assert out.view["revision"] == stored.revision + 1  # the kept game plays on
 
 
@@ -173,7 +173,7 @@ def test_a_move_the_engine_refuses_the_ai_is_replaced_by_the_next_offered_one(ga
         stored = PlayedGame.objects.get(pk=row.pk)
         if refused or stored.status != "playing":
             break
-        out = play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
+        out = session.human_action(row.pk, 0, session.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
     assert refused, "the AI never had to act"
     assert out.view["revision"] == stored.revision and (out.view["your_decision"] or out.view["status"] != "playing")
     assert applied and applied[0] != refused[0]  # the next offered move, not the refused one again
@@ -185,10 +185,10 @@ def test_a_move_the_engine_refuses_the_ai_is_replaced_by_the_next_offered_one(ga
         return real_apply(self, seat, action)
 
     monkeypatch.setattr(Game, "apply", refuse_the_ai)
-    with pytest.raises(play.PlayError, match="refused every move") as err:
+    with pytest.raises(PlayError, match="refused every move") as err:
         for _ in range(30):
             stored = PlayedGame.objects.get(pk=row.pk)
-            play.human_action(row.pk, 0, play.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
+            session.human_action(row.pk, 0, session.view_of(stored)["actions"][0]["key"], expected_revision=stored.revision)
     assert err.value.code == 500
     after = PlayedGame.objects.get(pk=row.pk)
     assert after.revision == stored.revision and after.state == stored.state
@@ -200,7 +200,7 @@ def test_the_ai_plays_its_own_choice_even_where_the_offered_list_is_shorter(game
     # first offered action instead (which it did: a weaker opponent than the one it is named after).
     from gameplay.core.players import EnginePlayer
 
-    game = play.get_engine().new_game(deck_list("dimir_terror"), deck_list("mono_red_aggro"), seed=203, first_player=0)
+    game = session.get_engine().new_game(deck_list("dimir_terror"), deck_list("mono_red_aggro"), seed=203, first_player=0)
     players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
     for _ in range(700):
         seat = game.seat_to_act()
@@ -211,7 +211,7 @@ def test_the_ai_plays_its_own_choice_even_where_the_offered_list_is_shorter(game
     else:
         raise AssertionError("the engine's AI chose only listed actions in 700 decisions")
     row = PlayedGame(moves=[], decisions=0)
-    applied = play._apply_ai_move(row, game, seat, chosen)
+    applied = session._apply_ai_move(row, game, seat, chosen)
     assert applied.key == chosen.key and row.moves == [[seat, chosen.key]] and row.decisions == 1
 
 
@@ -227,14 +227,14 @@ def _unreadable_game():
     cannot read back (an Offspring token's triggers); (row, game), the row saved with that state."""
     from gameplay.core.players import EnginePlayer
 
-    _, human_main = play.resolve_deck("sample:dimir_terror", "your deck")
-    _, ai_main = play.resolve_deck("sample:mono_red_aggro", "the AI's deck")
-    engine = play.get_engine()
+    _, human_main = choice.resolve_deck("sample:dimir_terror", "your deck")
+    _, ai_main = choice.resolve_deck("sample:mono_red_aggro", "the AI's deck")
+    engine = session.get_engine()
     for seed, first_player in UNREADABLE_GAMES:
         row = PlayedGame(session_key=SESSION, human_deck_name="Dimir", human_deck=human_main, ai_deck_name="Red",
                          ai_deck=ai_main, opponent="engine:Medium", human_seat=0, seed=seed,
                          first_player=first_player, moves=[], revision=1)
-        game = engine.new_game(play.check_deck(human_main, "")[0], play.check_deck(ai_main, "")[0], seed=seed,
+        game = engine.new_game(choice.check_deck(human_main, "")[0], choice.check_deck(ai_main, "")[0], seed=seed,
                                first_player=first_player)
         players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
         for step in range(700):
@@ -248,36 +248,36 @@ def _unreadable_game():
                     row.state = json.dumps(game.state())
                     row.save()
                     return row, game
-            play._play(row, game, seat, players[seat].choose(game, seat))
+            session._play(row, game, seat, players[seat].choose(game, seat))
     raise AssertionError(f"none of the games {UNREADABLE_GAMES} reached an unreadable state")
 
 
 def test_a_game_the_engine_cannot_read_back_is_rebuilt_from_its_moves(game_catalogue):
     row, game = _unreadable_game()
     assert row.decisions == len(row.moves) > 300
-    play.GAME_CACHE.clear()
-    rebuilt = play.load_game(PlayedGame.objects.get(pk=row.pk))
+    session.GAME_CACHE.clear()
+    rebuilt = session.load_game(PlayedGame.objects.get(pk=row.pk))
     assert json.dumps(rebuilt.state(), sort_keys=True) == json.dumps(game.state(), sort_keys=True)
-    view = play.view_of(PlayedGame.objects.get(pk=row.pk))
+    view = session.view_of(PlayedGame.objects.get(pk=row.pk))
     assert view["your_decision"] and view["actions"]
 
     # The advisor cannot search it (its copies are states the engine must read): it says so, clearly.
     messages = []
-    final = play.run_advice(row.pk, 1, level="fast", send=messages.append)
+    final = advice.run_advice(row.pk, 1, level="fast", send=messages.append)
     assert final["type"] == "error" and final["code"] == 503 and "cannot search this position" in final["message"]
     assert messages == [final]
 
     # The game plays on: an action is taken, the AI replies, and the moves keep being recorded.
-    play.GAME_CACHE.clear()
-    out = play.human_action(row.pk, 0, keys_of(view)[0], expected_revision=1)
+    session.GAME_CACHE.clear()
+    out = session.human_action(row.pk, 0, keys_of(view)[0], expected_revision=1)
     stored = PlayedGame.objects.get(pk=row.pk)
     assert out.view["revision"] == stored.revision == 2 and stored.decisions == len(stored.moves) > row.decisions
 
     # A game stored without its moves (before they were recorded) cannot be rebuilt: a clear 500, nothing written.
     PlayedGame.objects.filter(pk=row.pk).update(moves=[], state=row.state, revision=3)
-    play.GAME_CACHE.clear()
-    with pytest.raises(play.PlayError, match="cannot be loaded") as err:
-        play.human_action(row.pk, 0, keys_of(view)[0], expected_revision=3)
+    session.GAME_CACHE.clear()
+    with pytest.raises(PlayError, match="cannot be loaded") as err:
+        session.human_action(row.pk, 0, keys_of(view)[0], expected_revision=3)
     assert err.value.code == 500 and PlayedGame.objects.get(pk=row.pk).revision == 3
 
 
@@ -309,10 +309,10 @@ def _hidden_names(state: dict, seat: int) -> set[str]:
 def test_the_person_never_sees_the_opponents_hand_or_a_library(game_catalogue, client):
     """Everything sent to the person (views, advice, the page) is checked against the raw state: no
     name of a card in the opponent's hand or a library may appear unless that name has been public."""
-    session = client.session
-    session["guest"] = True
-    session.save()
-    row = new_game(session_key=session.session_key, seed=11)
+    web_session = client.session
+    web_session["guest"] = True
+    web_session.save()
+    row = new_game(session_key=web_session.session_key, seed=11)
     ever_public: set[str] = set()
     checked = 0
 
@@ -327,43 +327,43 @@ def test_the_person_never_sees_the_opponents_hand_or_a_library(game_catalogue, c
         return forbidden
 
     stored = PlayedGame.objects.get(pk=row.pk)
-    forbidden = check(play.view_of(stored), json.loads(stored.state))
+    forbidden = check(session.view_of(stored), json.loads(stored.state))
     assert len(forbidden) >= 5  # the check has teeth: many names are hidden at the start
     page = client.get(f"/games/{row.pk}/")
     assert page.status_code == 200
     check(page.content.decode(), json.loads(stored.state))
 
     advised = 0
-    view = play.view_of(stored)
+    view = session.view_of(stored)
     for step in range(14):
         stored = PlayedGame.objects.get(pk=row.pk)
         if stored.status != "playing":
             break
         state = json.loads(stored.state)
         check(view, state)
-        if step >= 2 and advised < 2 and len(view["actions"]) > 1 and play.search_levels():
+        if step >= 2 and advised < 2 and len(view["actions"]) > 1:
             sent = []
-            play.run_advice(row.pk, stored.revision, seconds=1, simulations=2, send=sent.append, min_interval=0)
+            advice.run_advice(row.pk, stored.revision, seconds=1, simulations=2, send=sent.append, min_interval=0)
             assert sent and sent[-1]["done"] and sent[-1]["recommendation"]["action"]["key"] in keys_of(view)
             check(sent, state)
-            assert play.view_of(PlayedGame.objects.get(pk=row.pk))["advice"] == sent[-1]  # a reload shows it
+            assert session.view_of(PlayedGame.objects.get(pk=row.pk))["advice"] == sent[-1]  # a reload shows it
             advised += 1
         # play actively: cast and attack when possible, else pass
         actions = view["actions"]
-        choice = next((a for a in actions if a["type"] not in ("PassPriority", "MulliganDecision")), actions[0])
-        view = play.human_action(row.pk, 0, choice["key"], expected_revision=stored.revision).view
+        chosen = next((a for a in actions if a["type"] not in ("PassPriority", "MulliganDecision")), actions[0])
+        view = session.human_action(row.pk, 0, chosen["key"], expected_revision=stored.revision).view
     stored = PlayedGame.objects.get(pk=row.pk)
     print("turn", stored.turn, "log", len(stored.log))
     assert stored.turn >= 3 and any(e["who"] == "ai" for e in stored.log)
     check(client.get(f"/games/{row.pk}/").content.decode(), json.loads(stored.state))
-    assert checked > 15 and (advised == 2 or not play.search_levels())
+    assert checked > 15 and advised == 2
 
 
 def _act_in_thread(results, *args, **kwargs):
     from django.db import connection
 
     try:
-        results.append(play.human_action(*args, **kwargs))
+        results.append(session.human_action(*args, **kwargs))
     except Exception as exc:  # noqa: BLE001 - handed to the test
         results.append(exc)
     finally:
@@ -372,10 +372,10 @@ def _act_in_thread(results, *args, **kwargs):
 
 @contextlib.contextmanager
 def ai_thinking(monkeypatch, *args, **kwargs):
-    """``play.human_action(*args, **kwargs)`` in another thread, held while its AI thinks about its first
+    """``session.human_action(*args, **kwargs)`` in another thread, held while its AI thinks about its first
     reply; the block runs meanwhile. Yields the list that receives the call's Outcome or exception."""
     thinker = ThinkingPlayer()
-    monkeypatch.setattr(play, "_opponent", lambda _row: thinker)
+    monkeypatch.setattr(session, "_opponent", lambda _row: thinker)
     results: list = []
     worker = threading.Thread(target=_act_in_thread, args=(results, *args), kwargs=kwargs)
     worker.start()
@@ -392,13 +392,13 @@ def ai_thinking(monkeypatch, *args, **kwargs):
 @pytest.mark.django_db(transaction=True)
 def test_the_ai_thinks_without_holding_the_game_lock(game_catalogue, monkeypatch):
     row = new_game()
-    keep = keys_of(play.view_of(row), "Keep hand")[0]
+    keep = keys_of(session.view_of(row), "Keep hand")[0]
     with ai_thinking(monkeypatch, row.pk, 0, keep, expected_revision=1, client_action_id="k1") as results:
         # While the AI thinks, the game's lock is free (on SQLite: the database's write lock too).
-        with play.locked(row.pk) as locked_row:
+        with session.locked(row.pk) as locked_row:
             assert locked_row.revision == 1
     out = results[0]
-    assert isinstance(out, play.Outcome) and out.view["revision"] == 2 and out.ack["duplicate"] is False
+    assert isinstance(out, session.Outcome) and out.view["revision"] == 2 and out.ack["duplicate"] is False
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == 2 and [e.get("id") for e in stored.log].count("k1") == 1
 
@@ -406,26 +406,26 @@ def test_the_ai_thinks_without_holding_the_game_lock(game_catalogue, monkeypatch
 @pytest.mark.django_db(transaction=True)
 def test_a_game_that_moved_on_while_the_ai_thought_is_not_overwritten(game_catalogue, monkeypatch):
     row = new_game()
-    keep = keys_of(play.view_of(row), "Keep hand")[0]
+    keep = keys_of(session.view_of(row), "Keep hand")[0]
 
     # 1. The same action resent while the first copy's AI still thinks: the resend lands, and the
     #    first copy, finding its action already written, answers as a duplicate; it is logged once.
     with ai_thinking(monkeypatch, row.pk, 0, keep, expected_revision=1, client_action_id="k1") as results:
-        resent = play.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="k1")
+        resent = session.human_action(row.pk, 0, keep, expected_revision=1, client_action_id="k1")
         assert resent.ack["duplicate"] is False and resent.view["revision"] == 2
-    assert isinstance(results[0], play.Outcome) and results[0].ack["duplicate"] is True
+    assert isinstance(results[0], session.Outcome) and results[0].ack["duplicate"] is True
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == 2 and [e.get("id") for e in stored.log].count("k1") == 1
 
     # 2. Another write while the AI thinks: the thinking action is judged again against the game as it
     #    now is (here stale: it was sent for the revision that moved on) and writes nothing.
-    key = play.view_of(stored)["actions"][0]["key"]
+    key = session.view_of(stored)["actions"][0]["key"]
     with ai_thinking(monkeypatch, row.pk, 0, key, expected_revision=2) as results:
-        with play.locked(row.pk) as locked_row:
+        with session.locked(row.pk) as locked_row:
             locked_row.revision += 1
             locked_row.save()
     err = results[0]
-    assert isinstance(err, play.PlayError) and err.code == 409 and "stale" in str(err)
+    assert isinstance(err, PlayError) and err.code == 409 and "stale" in str(err)
     after = PlayedGame.objects.get(pk=row.pk)
     assert after.revision == 3 and after.state == stored.state and after.log == stored.log
 
@@ -452,9 +452,9 @@ def test_pass_until_passes_for_the_person_until_then(game_catalogue, mode):
         start = view["turn"]
         key = next((a["key"] for a in view["actions"] if a["type"] == "PassPriority"), None)
         if key is None:  # a decision that is not a pass (blockers, a target): take the first choice
-            view = play.human_action(row.pk, 0, view["actions"][0]["key"], expected_revision=view["revision"]).view
+            view = session.human_action(row.pk, 0, view["actions"][0]["key"], expected_revision=view["revision"]).view
             continue
-        view = play.human_action(row.pk, 0, key, expected_revision=view["revision"], pass_until=mode).view
+        view = session.human_action(row.pk, 0, key, expected_revision=view["revision"], pass_until=mode).view
         assert view["your_decision"] or view["status"] == "finished"
         assert _stopped_rightly(view, mode, start), (mode, start, view["turn"], view["board"]["phase"])
         reached = reached or (view["turn"] != start and not view["board"]["stack"])
@@ -469,12 +469,12 @@ def test_pass_until_is_refused_with_anything_but_a_pass(game_catalogue):
     before = PlayedGame.objects.get(pk=row.pk).state
     other = next(a["key"] for a in view["actions"] if a["type"] != "PassPriority")
     passing = next(a["key"] for a in view["actions"] if a["type"] == "PassPriority")
-    with pytest.raises(play.PlayError) as with_land:
-        play.human_action(row.pk, 0, other, expected_revision=view["revision"], pass_until="my_turn")
+    with pytest.raises(PlayError) as with_land:
+        session.human_action(row.pk, 0, other, expected_revision=view["revision"], pass_until="my_turn")
     assert with_land.value.code == 400 and "passing priority" in str(with_land.value)
     for bad in ("forever", "", 3, ["my_turn"], {"mode": "my_turn"}):
-        with pytest.raises(play.PlayError) as unknown:
-            play.human_action(row.pk, 0, passing, expected_revision=view["revision"], pass_until=bad)
+        with pytest.raises(PlayError) as unknown:
+            session.human_action(row.pk, 0, passing, expected_revision=view["revision"], pass_until=bad)
         assert unknown.value.code == 400 and "end_of_turn" in str(unknown.value)
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == view["revision"] and stored.state == before  # nothing was written

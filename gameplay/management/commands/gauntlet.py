@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.management.importing import progress
-from gameplay import gauntlet
+from gameplay import gauntlet, gauntlet_tasks
 from gameplay.core import gauntlet as core
 from gameplay.gauntlet_models import GauntletRun
 
@@ -61,7 +61,7 @@ class Command(BaseCommand):
     def play(self, run: GauntletRun, opts, unfinished_only: bool = False) -> None:
         started = time.perf_counter()
         if opts["celery"]:
-            gauntlet.dispatch(run, unfinished_only=unfinished_only)  # outside a transaction: queued at once
+            gauntlet_tasks.enqueue_games(run, unfinished_only=unfinished_only)  # outside a transaction: queued at once
             if opts["no_wait"]:
                 self.stdout.write(f"queued; follow it at /games/gauntlet/{run.pk}/")
                 return

@@ -61,8 +61,8 @@ def test_a_cached_pod_gives_exactly_the_views_of_a_replayed_one(draft_set, djang
                 out = _pick(draft.pk, seat, views[seat])
             picks += 1
             pod, replayed = _replayed_views(draft.pk, seats)
-            cached = online.POD_CACHE._items[str(draft.pk)]
-            assert cached.revision == Draft.objects.get(pk=draft.pk).revision
+            revision, cached = online.POD_CACHE.peek(draft.pk)
+            assert revision == Draft.objects.get(pk=draft.pk).revision
             assert cached.pod.to_state() == pod.to_state()
             for s, view in out.views.items():  # what was sent is what a fresh replay shows
                 assert view == replayed[s]
@@ -85,7 +85,7 @@ def test_a_stale_revision_is_replayed_from_the_database(draft_set, django_captur
     assert view["pick_number"] == 1
     _pick(draft.pk, 0, view)  # its on_commit never runs here: nothing goes back into the cache
     assert Draft.objects.get(pk=draft.pk).revision == revision + 1
-    online.POD_CACHE.put(draft.pk, stale)  # the old copy, at the old revision
+    online.POD_CACHE.put(draft.pk, revision, stale)  # the old copy, at the old revision
     misses = online.POD_CACHE.misses
     view = online.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
@@ -93,7 +93,7 @@ def test_a_stale_revision_is_replayed_from_the_database(draft_set, django_captur
     assert online.POD_CACHE.misses == misses + 1
     assert out.ack["pick_number"] == 2 and not out.ack["duplicate"]
     pod, _ = _replayed_views(draft.pk, [0])
-    assert online.POD_CACHE._items[str(draft.pk)].pod.to_state() == pod.to_state()
+    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
     # a revision bumped by anything else (a join, a fix by hand) also sends the next pick to the row
     Draft.objects.filter(pk=draft.pk).update(revision=F("revision") + 1)
     misses = online.POD_CACHE.misses
@@ -108,7 +108,7 @@ def test_a_rolled_back_pick_leaves_no_changed_pod_in_the_cache(draft_set, django
     view = online.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
         _pick(draft.pk, 0, view)
-    assert str(draft.pk) in online.POD_CACHE._items
+    assert draft.pk in online.POD_CACHE
     state = Draft.objects.get(pk=draft.pk).state
     rows = DraftPick.objects.count()
     view = online.snapshot(draft.pk, 0)[1]
@@ -117,13 +117,13 @@ def test_a_rolled_back_pick_leaves_no_changed_pod_in_the_cache(draft_set, django
             with pytest.raises(RuntimeError):
                 _pick(draft.pk, 0, view)  # the pod was changed in memory, then the transaction failed
     assert callbacks == []
-    assert str(draft.pk) not in online.POD_CACHE._items  # taken out, never put back
+    assert draft.pk not in online.POD_CACHE  # taken out, never put back
     assert Draft.objects.get(pk=draft.pk).state == state and DraftPick.objects.count() == rows
     with django_capture_on_commit_callbacks(execute=True):
         out = _pick(draft.pk, 0, view)  # the same pick again: replayed from the row, applied once
     assert out.ack["pick_number"] == 1 and not out.ack["duplicate"]
     pod, _ = _replayed_views(draft.pk, [0])
-    assert online.POD_CACHE._items[str(draft.pk)].pod.to_state() == pod.to_state()
+    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
 
 
 def test_a_refused_pick_keeps_the_cached_pod_unchanged(draft_set, django_capture_on_commit_callbacks):
@@ -131,12 +131,12 @@ def test_a_refused_pick_keeps_the_cached_pod_unchanged(draft_set, django_capture
     view = online.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
         _pick(draft.pk, 0, view)
-    before = online.POD_CACHE._items[str(draft.pk)].pod.to_state()
+    before = online.POD_CACHE.peek(draft.pk)[1].pod.to_state()
     with django_capture_on_commit_callbacks(execute=True):
         with pytest.raises(online.PodError) as exc:
             _pick(draft.pk, 0, view, cid="late")  # pick 1 again, under a new id: stale
     assert exc.value.code == 409
-    assert online.POD_CACHE._items[str(draft.pk)].pod.to_state() == before == Draft.objects.get(pk=draft.pk).state
+    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == before == Draft.objects.get(pk=draft.pk).state
 
 
 def test_picks_in_one_batch(draft_set, django_capture_on_commit_callbacks):
@@ -168,7 +168,7 @@ def test_picks_in_one_batch(draft_set, django_capture_on_commit_callbacks):
     assert set(out.views) == {1}
     assert stored.count() == 2
     pod, _ = _replayed_views(draft.pk, [0])
-    assert online.POD_CACHE._items[str(draft.pk)].pod.to_state() == pod.to_state()
+    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
 
 
 def test_queries_per_pick_do_not_grow_with_the_seats(draft_set, django_capture_on_commit_callbacks):

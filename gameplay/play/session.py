@@ -1,310 +1,62 @@
-"""Playing against the AI, and the advisor: decks, games written under a short row lock, what the person may see.
+"""A game against the AI: written under a short row lock, and what the person may see of it.
 
 The game's truth is the ``PlayedGame`` row: ``state`` holds the engine's JSON (``Game.state()``).
 A change (the person's action, then the AI's replies until the person decides again or the game
 ends) is played on a private copy of the game read at revision r: the action is checked legal for
 the person's seat *now* and at the revision the client saw, applied, and the AI replies. Then one
-short transaction locks the row (``SELECT ... FOR UPDATE`` on PostgreSQL; a per-game process lock
-and the write lock on SQLite, where the embedded stack has one server process) and writes the new
-state, log and revision together, only if the row is still at r; otherwise nothing is written and
-the action is judged again against the game as it is. The AI (a search opponent may think for many
-seconds) never thinks under the lock. An illegal or stale action, or an engine panic anywhere in
-between, raises :class:`PlayError` and writes nothing: the stored state is the last good one. Each
-process keeps the ``Game`` objects it loaded in :data:`GAME_CACHE` (by revision), taken out for a
-change and put back only once it is committed.
+short transaction locks the row (``mtgsite.live.locked_row``: ``SELECT ... FOR UPDATE`` on PostgreSQL;
+a per-game process lock and the write lock on SQLite, where the embedded stack has one server process)
+and writes the new state, log and revision together, only if the row is still at r; otherwise nothing
+is written and the action is judged again against the game as it is. The AI (a search opponent may
+think for many seconds) never thinks under the lock. An illegal or stale action, or an engine panic
+anywhere in between, raises :class:`PlayError` and writes nothing: the stored state is the last good
+one. Each process keeps the ``Game`` objects it loaded in :data:`GAME_CACHE` (by revision), taken out
+for a change and put back only once it is committed.
 
 What leaves the server is built by :func:`view_of` from ``Game.observation(human_seat)`` only:
 the opponent's hand and both libraries are never sent. The log shows the opponent's actions only
-when every card they name is public afterwards. Advice (:func:`run_advice`) searches a
+when every card they name is public afterwards. Advice (``gameplay.play.advice``) searches a
 *determinized* copy of the game (the hidden cards re-dealt at random) and its texts are filtered
-by :func:`hidden_names`, so the advisor cannot leak the opponent's hand either.
+by ``hidden_names``, so the advisor cannot leak the opponent's hand either; a person's action stops
+the advice running for the game (its ticket, here).
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import random
-import threading
-import time
 import uuid
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from django.conf import settings
-from django.db import DatabaseError, connection, transaction
-from django.db.models import F
+from django.core.cache import cache
+from django.db import transaction
 
-from gameplay.core.engine import (DIFFICULTIES, MAIN_PHASES, Action, BadState, EngineError, EnginePanic, Game,
-                                  IllegalAction, determinize)
-from gameplay.core.seatview import hidden_names, humanize, log_entries, recommendation_dict
+from gameplay import carddb
+from gameplay.core.players import make_player
+from gameplay.core.engine import MAIN_PHASES, Action, BadState, EngineError, EnginePanic, Game, IllegalAction
+from gameplay.core.seatview import humanize, log_entries
 from gameplay.models import PlayedGame
+from gameplay.play import PROTOCOL_VERSION, PlayError
+from gameplay.play.choice import DeckProblem, check_deck, check_opponent, opponent_label, resolve_deck
+from mtgsite import live
 
 log = logging.getLogger(__name__)
-PROTOCOL_VERSION = 1
-MIN_DECK, MAX_DECK = 40, 250
 LOG_TAIL = 80
 MAX_AI_STEPS = 4000  # AI decisions in one advance (a whole game is about 370 decisions for both seats)
-SAMPLE_FILE = Path("game") / "phase_supported_pauper_decks.json"
-OPPONENTS = [
-    ("engine:VeryEasy", "Engine AI · very easy"),
-    ("engine:Easy", "Engine AI · easy"),
-    ("engine:Medium", "Engine AI · medium"),
-    ("engine:Hard", "Engine AI · hard"),
-    ("engine:VeryHard", "Engine AI · very hard"),
-    ("search:fast", "Our search · fast"),
-    ("search:default", "Our search · default"),
-    ("search:strong", "Our search · strong"),
-    ("search:learned", "Our search · learned leaf"),
-    ("random", "Random legal moves"),
-]
-ALGORITHMS_FALLBACK = ("flat", "mcts", "minimax")
-
-
-class PlayError(Exception):
-    """A refused request. ``code``: 400 bad input, 403 not yours, 404 no such game, 409 not now
-    (illegal, stale, game over), 500 the engine failed (nothing was written)."""
-
-    def __init__(self, message: str, code: int = 400, **details):
-        super().__init__(message)
-        self.code = code
-        self.details = details
-
-    def to_dict(self) -> dict:
-        return {"message": str(self), "code": self.code, **self.details}
-
-
-class DeckProblem(PlayError):
-    """One or both decks cannot be played: ``problems`` lists, per deck, the unknown and unsupported cards."""
-
-    def __init__(self, problems: list[dict]):
-        parts = []
-        for p in problems:
-            bits = []
-            if p.get("unknown"):
-                bits.append("unknown cards: " + ", ".join(p["unknown"]))
-            if p.get("unsupported"):
-                bits.append("cards the rules engine does not fully support: " + ", ".join(p["unsupported"]))
-            if p.get("message"):
-                bits.append(p["message"])
-            parts.append(f"{p['deck']}: " + "; ".join(bits))
-        super().__init__(" · ".join(parts), 400, problems=problems)
-        self.problems = problems
-
-
-class AdviceCancelled(Exception):
-    """Raised from the search's progress callback when the advice is no longer wanted."""
-
-
-# --- decks -------------------------------------------------------------------------------------------
-
-_samples: dict = {}
-
-
-def sample_decks() -> dict[str, dict]:
-    """The sample decks (MTG_DATA_DIR/game/phase_supported_pauper_decks.json), every card supported."""
-    path = Path(settings.MTG_DATA_DIR) / SAMPLE_FILE
-    try:
-        stamp = path.stat().st_mtime
-    except OSError:
-        return {}
-    if _samples.get("key") != (str(path), stamp):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        _samples.update(key=(str(path), stamp), decks=data)
-    return _samples["decks"]
-
-
-def sample_label(key: str) -> str:
-    deck = sample_decks().get(key) or {}
-    words = key.replace("_", " ")
-    return f"{words[:1].upper()}{words[1:]} ({deck['format']})" if deck.get("format") else words
-
-
-def deck_choices(user=None) -> list[tuple[str, str]]:
-    """(spec, label) for the new-game form: the sample decks, then the person's saved decks."""
-    from decks.models import Deck
-
-    out = [(f"sample:{k}", f"Sample · {sample_label(k)}") for k in sample_decks()]
-    if user is not None and user.is_authenticated:
-        for deck in Deck.objects.filter(owner=user).order_by("-id")[:50]:
-            out.append((f"deck:{deck.pk}", f"Saved · {deck}"))
-    return out
-
-
-def resolve_deck(spec: Any, which: str) -> tuple[str, list[list]]:
-    """A deck choice -> (name, [[card, count], ...] main deck).
-
-    ``spec`` is ``"sample:<name>"``, ``"deck:<id>"`` (a saved deck's main cards), or an object
-    ``{"name": str, "main": [[card, count], ...]}``."""
-    from decks.models import Deck
-
-    if isinstance(spec, dict):
-        main = spec.get("main")
-        if not isinstance(main, list) or not main or not all(
-                isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], int)
-                and not isinstance(p[1], bool) and 0 < p[1] <= 250 for p in main):
-            raise PlayError(f"{which}: 'main' must be a list of [card name, count] pairs", 400)
-        name = str(spec.get("name") or "Custom deck")[:200]
-        return name, [[n, c] for n, c in main]
-    if not isinstance(spec, str) or ":" not in spec:
-        raise PlayError(f"{which}: choose a deck as 'sample:<name>', 'deck:<id>' or {{\"main\": [[card, count], ...]}}")
-    kind, _, arg = spec.partition(":")
-    if kind == "sample":
-        deck = sample_decks().get(arg)
-        if deck is None:
-            raise PlayError(f"{which}: no sample deck {arg!r}; choose one of {', '.join(sample_decks()) or '(none found)'}")
-        return sample_label(arg), [[n, c] for n, c in deck["main"]]
-    if kind == "deck":
-        if not arg.isdigit():
-            raise PlayError(f"{which}: a saved deck is 'deck:<number>'")
-        deck = Deck.objects.filter(pk=int(arg)).first()
-        if deck is None:
-            raise PlayError(f"{which}: there is no saved deck {arg}", 400)
-        main = [[name, count] for name, count in deck.cards.filter(board="main").order_by("card__name")
-                .values_list("card__name", "count")]
-        if not main:
-            raise PlayError(f"{which}: deck {arg} has no main-deck cards", 400)
-        return str(deck)[:200], main
-    raise PlayError(f"{which}: unknown deck kind {kind!r}; use 'sample:' or 'deck:'")
-
-
-def check_deck(main: list[list], which: str) -> tuple[list[str], dict | None]:
-    """The engine's card names for a deck (one entry per copy), or the problems that stop it."""
-    from gameplay import carddb
-
-    total = sum(c for _, c in main)
-    names = [n for n, _ in main]
-    if not MIN_DECK <= total <= MAX_DECK:
-        return [], {"deck": which, "unknown": [], "unsupported": {},
-                    "message": f"a deck needs {MIN_DECK} to {MAX_DECK} main-deck cards (this one has {total})"}
-    support = carddb.deck_support(names)
-    if not support["supported"]:
-        return [], {"deck": which, "unknown": support["unknown"], "unsupported": support["unsupported"]}
-    engine = carddb.get_engine()
-    resolved, _ = carddb.resolve_names(names)
-    out = []
-    for name, count in main:
-        engine_name = name
-        if engine.unknown([name]):
-            card = resolved.get(name)
-            candidates = [c for c in (card and card.name, card and card.front_name) if c]
-            engine_name = next((c for c in candidates if not engine.unknown([c])), None)
-            if engine_name is None:
-                return [], {"deck": which, "unknown": [name], "unsupported": {}}
-        out += [engine_name] * count
-    return out, None
-
-
-def check_opponent(spec: Any) -> str:
-    """A valid opponent spec: ``engine:<difficulty>``, ``random`` or ``search:<level>``."""
-    if not isinstance(spec, str):
-        raise PlayError("opponent must be a string such as 'engine:Medium' or 'search:fast'")
-    kind, _, arg = spec.partition(":")
-    if kind == "engine" and arg in DIFFICULTIES:
-        return spec
-    if kind == "random" and not arg:
-        return spec
-    if kind == "search" and arg in search_levels():
-        return spec
-    raise PlayError(f"unknown opponent {spec!r}; choose one of {', '.join(s for s, _ in opponent_choices())}")
-
-
-def opponent_choices() -> list[tuple[str, str]]:
-    levels = search_levels()
-    return [(s, label) for s, label in OPPONENTS if not s.startswith("search:") or s.split(":", 1)[1] in levels]
-
-
-def opponent_label(spec: str) -> str:
-    return dict(OPPONENTS).get(spec, spec)
-
-
-# --- the search module (written alongside; imported lazily) --------------------------------------------
-
-def _search():
-    try:
-        from gameplay.core import advisor as search
-    except ImportError:
-        return None
-    return search
-
-
-def search_levels() -> tuple[str, ...]:
-    s = _search()
-    return tuple(s.LEVELS) if s is not None else ()
-
-
-def search_algorithms() -> tuple[str, ...]:
-    s = _search()
-    return tuple(s.ALGORITHMS) if s is not None else ()
 
 
 # --- locking, loading, caching -----------------------------------------------------------------------
 
-_locks_guard = threading.Lock()
-_sqlite_locks: dict[str, threading.RLock] = {}
-
-
-def _process_lock(game_id) -> threading.RLock:
-    """One lock per game in this process (the embedded stack's single server process)."""
-    with _locks_guard:
-        return _sqlite_locks.setdefault(str(game_id), threading.RLock())
-
-
-@contextlib.contextmanager
 def locked(game_id):
     """One transaction holding the game row's lock; yields the PlayedGame (404 PlayError when missing)."""
-    sqlite = connection.vendor == "sqlite"
-    with _process_lock(game_id) if sqlite else contextlib.nullcontext(), transaction.atomic():
-        if sqlite:
-            # SQLite ignores FOR UPDATE, and a transaction that reads and then writes fails ("database is
-            # locked") when another connection wrote in between: take the write lock first.
-            PlayedGame.objects.filter(pk=game_id).update(revision=F("revision"))
-        row = PlayedGame.objects.select_for_update().filter(pk=game_id).first()
-        if row is None:
-            raise PlayError("no such game", 404)
-        yield row
+    return live.locked_row(PlayedGame.objects.all(), game_id, lambda: PlayError("no such game", 404))
 
 
-class GameCache:
-    """Per-process cache of loaded games: game id -> (revision, Game). See the module docstring."""
-
-    def __init__(self, size: int = 32):
-        self.size = size
-        self._items: OrderedDict[str, tuple[int, Game]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def take(self, game_id, revision: int) -> Game | None:
-        with self._lock:
-            entry = self._items.pop(str(game_id), None)
-        return entry[1] if entry is not None and entry[0] == revision else None
-
-    def put(self, game_id, revision: int, game: Game) -> None:
-        with self._lock:
-            old = self._items.get(str(game_id))
-            if old is not None and old[0] > revision:
-                return
-            self._items[str(game_id)] = (revision, game)
-            self._items.move_to_end(str(game_id))
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def keep(self, row: PlayedGame, game: Game) -> None:
-        revision, key = row.revision, str(row.pk)
-        transaction.on_commit(lambda: self.put(key, revision, game))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-GAME_CACHE = GameCache()
+GAME_CACHE = live.RevisionCache(size=32)  # game id -> Game, by revision (see the module docstring)
 
 
 def get_engine():
-    from gameplay import carddb
-
     try:
         return carddb.get_engine()
     except ImportError as exc:
@@ -426,8 +178,6 @@ class Outcome:
 
 
 def _opponent(row: PlayedGame):
-    from gameplay.core.players import make_player
-
     return make_player(row.opponent, seed=(row.seed + row.decisions) % (2 ** 31))
 
 
@@ -559,12 +309,10 @@ def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_s
     elif not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 31:
         raise PlayError("seed must be an integer from 0 to 2^31-1")
     first_player = {"you": human_seat, "ai": 1 - human_seat, "random": seed % 2}[first]
-    from gameplay.carddb import engine_version
-
     row = PlayedGame(owner=user if signed_in else None, session_key="" if signed_in else session_key,
                      human_deck_name=h_name, human_deck=h_main, ai_deck_name=a_name, ai_deck=a_main,
                      opponent=opponent, human_seat=human_seat, seed=seed, first_player=first_player, moves=[],
-                     engine=f"phase {engine_version()}".strip())
+                     engine=f"phase {carddb.engine_version()}".strip())
     decks = (h_names, a_names) if human_seat == 0 else (a_names, h_names)
     game = _guarded(lambda: get_engine().new_game(decks[0], decks[1], seed=seed, first_player=first_player))
     raw: list = []
@@ -572,7 +320,7 @@ def create_game(human_deck, ai_deck, opponent: str = "engine:Medium", *, human_s
     with transaction.atomic():
         row.state = ""
         _guarded(_save, row, game, raw)
-        GAME_CACHE.keep(row, game)
+        GAME_CACHE.keep(row.pk, row.revision, game)
         view = view_of(row, game)
     return row, Outcome(str(row.pk), view)
 
@@ -612,7 +360,7 @@ def _commit(row: PlayedGame, game: Game, raw: list) -> PlayedGame | None:
             return None
         fresh.decisions, fresh.moves = row.decisions, row.moves
         _guarded(_save, fresh, game, raw)
-        GAME_CACHE.keep(fresh, game)
+        GAME_CACHE.keep(fresh.pk, fresh.revision, game)
         return fresh
 
 
@@ -720,22 +468,15 @@ async def publish(layer, outcome: Outcome | None) -> None:
 
 
 def publish_sync(outcome: Outcome | None) -> None:
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    async_to_sync(publish)(get_channel_layer(), outcome)
+    live.publish_sync(publish, outcome)
 
 
 def send_to_game(game_id, message: dict) -> None:
-    from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
-
-    layer = get_channel_layer()
-    if layer is not None:
-        async_to_sync(layer.group_send)(game_group(game_id), {"type": "game.advice", "message": message})
+    """An advisor's message to every socket of the game."""
+    live.send_to_group(game_group(game_id), {"type": "game.advice", "message": message})
 
 
-# --- advice -------------------------------------------------------------------------------------------
+# --- the advice ticket: which advice request is wanted (the advisor stops when it is not) --------------
 
 def _ticket_key(game_id) -> str:
     return f"game:{game_id}:advice"
@@ -743,8 +484,6 @@ def _ticket_key(game_id) -> str:
 
 def new_ticket(game_id) -> str:
     """Mark a new advice request as the wanted one (an older search stops at its next progress)."""
-    from django.core.cache import cache
-
     ticket = uuid.uuid4().hex
     cache.set(_ticket_key(game_id), ticket, 3600)
     return ticket
@@ -752,8 +491,6 @@ def new_ticket(game_id) -> str:
 
 def cancel_advice(game_id, only: str | None = None) -> None:
     """Stop the running advice of a game (with ``only``: if it is still that request)."""
-    from django.core.cache import cache
-
     try:
         if only and cache.get(_ticket_key(game_id)) != only:
             return
@@ -762,195 +499,11 @@ def cancel_advice(game_id, only: str | None = None) -> None:
         log.warning("could not cancel the advice of game %s", game_id)
 
 
-def _wanted(game_id, ticket: str | None) -> bool:
+def advice_wanted(game_id, ticket: str | None) -> bool:
+    """Whether the advice request ``ticket`` is still the wanted one (no ticket: always)."""
     if not ticket:
         return True
-    from django.core.cache import cache
-
     try:
         return cache.get(_ticket_key(game_id)) == ticket
     except Exception:
         return True
-
-
-def advice_settings(level=None, algorithm=None, seconds=None, simulations=None, *, cap: float | None = None):
-    """(algorithm, Budget, SearchConfig or None, level name) for one piece of advice.
-
-    A ``level`` (search.LEVELS: fast, default, strong, ...) gives the algorithm, budget and knobs;
-    explicit ``seconds`` / ``simulations`` replace its budget, ``algorithm`` its algorithm. Seconds are
-    capped at ``cap`` (settings.GAME_ADVICE_MAX_SECONDS by default), also when only simulations are given."""
-    search = _search()
-    if search is None:
-        raise PlayError("the search module is not available on this server", 503)
-    cap = float(cap if cap is not None else getattr(settings, "GAME_ADVICE_MAX_SECONDS", 30))
-    for name, value in (("seconds", seconds), ("simulations", simulations)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-            raise PlayError(f"budget {name} must be a positive number")
-    if level is not None and level not in search.LEVELS:
-        raise PlayError(f"unknown level {level!r}; choose one of {', '.join(search.LEVELS)}")
-    explicit = seconds is not None or simulations is not None
-    name = level or ("custom" if explicit else "default")
-    spec = search.LEVELS.get(level or "default", {})
-    if explicit:
-        budget = search.Budget(seconds=float(seconds) if seconds is not None else None,
-                               simulations=int(simulations) if simulations is not None else None)
-    else:
-        budget = spec.get("budget") or search.Budget(seconds=1.0)
-    algorithm = check_algorithm(algorithm or spec.get("algorithm") or "mcts")
-    seconds_ = budget.seconds if budget.seconds is not None else cap
-    budget = search.Budget(seconds=min(float(seconds_), cap), simulations=budget.simulations)
-    return algorithm, budget, spec.get("config"), name
-
-
-def check_algorithm(algorithm) -> str:
-    algorithms = search_algorithms() or ALGORITHMS_FALLBACK
-    if algorithm not in algorithms:
-        raise PlayError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(algorithms)}")
-    return algorithm
-
-
-def run_advice(game_id, revision: int, *, level: str | None = "default", algorithm: str = "mcts",
-               seconds: float | None = None, simulations: int | None = None, ticket: str | None = None,
-               send: Callable[[dict], None] | None = None, min_interval: float = 0.3) -> dict | None:
-    """Search the person's decision at ``revision`` and stream the recommendation as it deepens.
-
-    Every message goes to ``send`` (default: the game's websocket group). The search runs on a
-    determinized copy of the game (hidden cards re-dealt), and texts naming a card the person cannot
-    see are redacted. Returns the final message (None when the advice was cancelled or is stale)."""
-    send = send or (lambda message: send_to_game(game_id, message))
-    head = {"v": PROTOCOL_VERSION, "type": "advice", "game": str(game_id), "revision": revision}
-
-    def fail(text, code=409):
-        message = {"v": PROTOCOL_VERSION, "type": "error", "context": "advice", "game": str(game_id),
-                   "revision": revision, "message": text, "code": code}
-        send(message)
-        return message
-
-    try:
-        algorithm, budget, config, level = advice_settings(level, algorithm, seconds, simulations)
-    except PlayError as exc:
-        return fail(str(exc), exc.code)
-    row = PlayedGame.objects.filter(pk=game_id).first()
-    if row is None:
-        return fail("no such game", 404)
-    if row.revision != revision:  # the game moved on; the page asks again for the new position
-        return fail(f"the game has moved on (revision {row.revision})")
-    if row.status != "playing":
-        return fail("the game is over")
-    search = _search()
-    try:
-        engine = get_engine()
-        game = load_game(row)
-        seat = row.human_seat
-        legal = game.legal_actions(seat)
-        if not legal:
-            return fail("it is not your decision now")
-        state = game.state()
-        names = hidden_names(state, seat, game.observation(seat))
-        rng = random.Random(f"{row.seed}:{revision}")
-        try:
-            search_game = engine.load(determinize(state, seat, rng))
-        except BadState:  # the search plays on copies of the state, which phase.rs cannot always read back
-            return fail("the advisor cannot search this position: the rules engine cannot copy it (this happens "
-                        "for a few turns after some token copies). Your game is not affected; advice comes back "
-                        "when the engine can copy the position again.", 503)
-    except (EngineError, PlayError) as exc:
-        return fail(f"the position cannot be searched: {exc}", 500)
-    keys = {a.key for a in legal}
-    head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations},
-                position_estimate=_position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
-    last = [0.0]
-
-    def on_progress(rec):
-        if not _wanted(game_id, ticket):
-            raise AdviceCancelled()
-        now = time.monotonic()
-        if now - last[0] < min_interval:
-            return
-        last[0] = now
-        send({**head, "done": False, "recommendation": recommendation_dict(rec, keys, names, seat)})
-
-    if not _wanted(game_id, ticket):  # a newer request (or an action) came while this one waited
-        return None
-    send({**head, "done": False, "recommendation": None})
-    try:
-        workers, spread = _advice_spread(budget)
-        rec = search.recommend(search_game, seat, algorithm=algorithm, budget=budget, seed=rng.randrange(2 ** 31),
-                               workers=workers, spread=spread, on_progress=on_progress, config=config)
-    except AdviceCancelled:
-        return None
-    except EnginePanic as exc:
-        return fail(f"the rules engine crashed while searching ({exc}); try again or play on", 500)
-    except (EngineError, ValueError) as exc:
-        return fail(f"the search failed: {exc}", 500)
-    message = {**head, "done": True, "recommendation": recommendation_dict(rec, keys, names, seat)}
-    send(message)
-    try:  # kept for a reload of the page, only while the game is still at this revision
-        with _process_lock(game_id) if connection.vendor == "sqlite" else contextlib.nullcontext():
-            PlayedGame.objects.filter(pk=game_id, revision=revision).update(advice=message)
-    except DatabaseError:
-        log.warning("could not store the advice of game %s", game_id, exc_info=True)
-    return message
-
-
-def _position_estimate(engine, state, seat, rng) -> float | None:
-    """The learned value model's P(win) of the position for ``seat``, on re-dealt copies (never the
-    real hidden cards); None without a model."""
-    from gameplay.core import value
-
-    estimate = value.position_estimate(engine, state, seat, rng)
-    return None if estimate is None else round(estimate, 4)
-
-
-def _advice_spread(budget):
-    from gameplay.tasks import advice_spread
-
-    return advice_spread(budget)
-
-
-def request_advice(game_id, revision: int, *, level=None, algorithm=None, seconds=None, simulations=None,
-                   ticket: str | None = None) -> str:
-    """Queue the advice task (eager on the embedded stack: it runs in the caller's thread). Returns its
-    ticket: a newer request (or the person's next action) stops this one."""
-    from gameplay.tasks import advise
-
-    ticket = ticket or new_ticket(game_id)
-    advise.delay(str(game_id), revision, level=level, algorithm=algorithm, seconds=seconds,
-                 simulations=simulations, ticket=ticket)
-    return ticket
-
-
-def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simulations=None, seed: int = 0,
-                 cap: float | None = None) -> dict:
-    """The API's synchronous advice over a posted engine state (the caller has the whole state)."""
-    if isinstance(seat, bool) or seat not in (0, 1):
-        raise PlayError("seat must be 0 or 1")
-    algorithm, budget, config, level = advice_settings(
-        level, algorithm, seconds, simulations,
-        cap=cap if cap is not None else float(getattr(settings, "GAME_API_ADVICE_MAX_SECONDS", 5)))
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise PlayError("seed must be an integer")
-    engine = get_engine()
-    try:
-        game = engine.load(state)
-        legal = game.legal_actions(seat)
-    except BadState as exc:
-        raise PlayError(str(exc), 400) from None
-    except EnginePanic as exc:
-        raise PlayError(f"the rules engine crashed on this state: {exc}", 400) from None
-    if game.is_over():
-        raise PlayError("the game in this state is over", 400)
-    if not legal:
-        raise PlayError(f"seat {seat} has no decision in this state (seats to act: {game.seats_to_act()})", 400)
-    try:
-        workers, spread = _advice_spread(budget)
-        rec = _search().recommend(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
-                                  spread=spread, config=config)
-    except EnginePanic as exc:
-        raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
-    except (EngineError, ValueError) as exc:
-        raise PlayError(f"the search failed: {exc}", 500) from None
-    out = recommendation_dict(rec, {a.key for a in legal})
-    out.update(position_estimate=_position_estimate(engine, game.state(), seat, random.Random(seed)), seat=seat, level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations},
-               turn=game.turn, legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
-    return out

@@ -1,0 +1,198 @@
+"""The advisor: a search of the person's decision, streamed as it deepens, that cannot leak hidden cards.
+
+:func:`run_advice` (the ``gameplay.advise`` task, queued by ``gameplay.tasks.enqueue_advice``) searches
+a *determinized* copy of a stored game (the hidden cards re-dealt at random) and filters its texts by
+``hidden_names``; :func:`advise_state` is the API's synchronous advice over a posted engine state. A
+newer request, or the person's next action, stops a running search (``session.advice_wanted``). Spreading
+a long search over Celery workers is the caller's to offer (``spread_for``: ``gameplay.tasks.advice_spread``).
+"""
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any, Callable
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from gameplay.core import advisor
+from gameplay.core.value import position_estimate
+from gameplay.core.engine import BadState, EngineError, EnginePanic, determinize
+from gameplay.core.search.algorithms import ALGORITHMS
+from gameplay.core.search.base import Budget
+from gameplay.core.seatview import hidden_names, recommendation_dict
+from gameplay.models import PlayedGame
+from gameplay.play import PROTOCOL_VERSION, PlayError
+from gameplay.play.session import advice_wanted, get_engine, load_game, send_to_game
+from mtgsite import live
+
+log = logging.getLogger(__name__)
+SpreadFor = Callable[[Any], tuple[int, Any]]  # a search budget -> (workers, spread) for advisor.recommend
+
+
+class AdviceCancelled(Exception):
+    """Raised from the search's progress callback when the advice is no longer wanted."""
+
+
+def advice_settings(level=None, algorithm=None, seconds=None, simulations=None, *, cap: float | None = None):
+    """(algorithm, Budget, SearchConfig or None, level name) for one piece of advice.
+
+    A ``level`` (advisor.LEVELS: fast, default, strong, ...) gives the algorithm, budget and knobs;
+    explicit ``seconds`` / ``simulations`` replace its budget, ``algorithm`` its algorithm. Seconds are
+    capped at ``cap`` (settings.GAME_ADVICE_MAX_SECONDS by default), also when only simulations are given."""
+    cap = float(cap if cap is not None else getattr(settings, "GAME_ADVICE_MAX_SECONDS", 30))
+    for name, value in (("seconds", seconds), ("simulations", simulations)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+            raise PlayError(f"budget {name} must be a positive number")
+    if level is not None and level not in advisor.LEVELS:
+        raise PlayError(f"unknown level {level!r}; choose one of {', '.join(advisor.LEVELS)}")
+    explicit = seconds is not None or simulations is not None
+    name = level or ("custom" if explicit else "default")
+    spec = advisor.LEVELS.get(level or "default", {})
+    if explicit:
+        budget = Budget(seconds=float(seconds) if seconds is not None else None,
+                               simulations=int(simulations) if simulations is not None else None)
+    else:
+        budget = spec.get("budget") or Budget(seconds=1.0)
+    algorithm = check_algorithm(algorithm or spec.get("algorithm") or "mcts")
+    seconds_ = budget.seconds if budget.seconds is not None else cap
+    budget = Budget(seconds=min(float(seconds_), cap), simulations=budget.simulations)
+    return algorithm, budget, spec.get("config"), name
+
+
+def check_algorithm(algorithm) -> str:
+    if algorithm not in ALGORITHMS:
+        raise PlayError(f"unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}")
+    return algorithm
+
+
+def run_advice(game_id, revision: int, *, level: str | None = "default", algorithm: str = "mcts",
+               seconds: float | None = None, simulations: int | None = None, ticket: str | None = None,
+               send: Callable[[dict], None] | None = None, min_interval: float = 0.3,
+               spread_for: SpreadFor | None = None) -> dict | None:
+    """Search the person's decision at ``revision`` and stream the recommendation as it deepens.
+
+    Every message goes to ``send`` (default: the game's websocket group). The search runs on a
+    determinized copy of the game (hidden cards re-dealt), and texts naming a card the person cannot
+    see are redacted. ``spread_for(budget)`` -> (workers, spread) may spread it over Celery workers
+    (the search runs here alone without it). Returns the final message (None when the advice was
+    cancelled or is stale)."""
+    send = send or (lambda message: send_to_game(game_id, message))
+    head = {"v": PROTOCOL_VERSION, "type": "advice", "game": str(game_id), "revision": revision}
+
+    def fail(text, code=409):
+        message = {"v": PROTOCOL_VERSION, "type": "error", "context": "advice", "game": str(game_id),
+                   "revision": revision, "message": text, "code": code}
+        send(message)
+        return message
+
+    try:
+        algorithm, budget, config, level = advice_settings(level, algorithm, seconds, simulations)
+    except PlayError as exc:
+        return fail(str(exc), exc.code)
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None:
+        return fail("no such game", 404)
+    if row.revision != revision:  # the game moved on; the page asks again for the new position
+        return fail(f"the game has moved on (revision {row.revision})")
+    if row.status != "playing":
+        return fail("the game is over")
+    try:
+        engine = get_engine()
+        game = load_game(row)
+        seat = row.human_seat
+        legal = game.legal_actions(seat)
+        if not legal:
+            return fail("it is not your decision now")
+        state = game.state()
+        names = hidden_names(state, seat, game.observation(seat))
+        rng = random.Random(f"{row.seed}:{revision}")
+        try:
+            search_game = engine.load(determinize(state, seat, rng))
+        except BadState:  # the search plays on copies of the state, which phase.rs cannot always read back
+            return fail("the advisor cannot search this position: the rules engine cannot copy it (this happens "
+                        "for a few turns after some token copies). Your game is not affected; advice comes back "
+                        "when the engine can copy the position again.", 503)
+    except (EngineError, PlayError) as exc:
+        return fail(f"the position cannot be searched: {exc}", 500)
+    keys = {a.key for a in legal}
+    head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations},
+                position_estimate=_position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
+    last = [0.0]
+
+    def on_progress(rec):
+        if not advice_wanted(game_id, ticket):
+            raise AdviceCancelled()
+        now = time.monotonic()
+        if now - last[0] < min_interval:
+            return
+        last[0] = now
+        send({**head, "done": False, "recommendation": recommendation_dict(rec, keys, names, seat)})
+
+    if not advice_wanted(game_id, ticket):  # a newer request (or an action) came while this one waited
+        return None
+    send({**head, "done": False, "recommendation": None})
+    try:
+        workers, spread = spread_for(budget) if spread_for is not None else (1, None)
+        rec = advisor.recommend(search_game, seat, algorithm=algorithm, budget=budget, seed=rng.randrange(2 ** 31),
+                               workers=workers, spread=spread, on_progress=on_progress, config=config)
+    except AdviceCancelled:
+        return None
+    except EnginePanic as exc:
+        return fail(f"the rules engine crashed while searching ({exc}); try again or play on", 500)
+    except (EngineError, ValueError) as exc:
+        return fail(f"the search failed: {exc}", 500)
+    message = {**head, "done": True, "recommendation": recommendation_dict(rec, keys, names, seat)}
+    send(message)
+    try:  # kept for a reload of the page, only while the game is still at this revision
+        with live.row_lock(PlayedGame, game_id):
+            PlayedGame.objects.filter(pk=game_id, revision=revision).update(advice=message)
+    except DatabaseError:
+        log.warning("could not store the advice of game %s", game_id, exc_info=True)
+    return message
+
+
+def _position_estimate(engine, state, seat, rng) -> float | None:
+    """The learned value model's P(win) of the position for ``seat``, on re-dealt copies (never the
+    real hidden cards); None without a model."""
+    estimate = position_estimate(engine, state, seat, rng)
+    return None if estimate is None else round(estimate, 4)
+
+
+def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simulations=None, seed: int = 0,
+                 cap: float | None = None, spread_for: SpreadFor | None = None) -> dict:
+    """The API's synchronous advice over a posted engine state (the caller has the whole state);
+    ``spread_for`` as in :func:`run_advice`."""
+    if isinstance(seat, bool) or seat not in (0, 1):
+        raise PlayError("seat must be 0 or 1")
+    algorithm, budget, config, level = advice_settings(
+        level, algorithm, seconds, simulations,
+        cap=cap if cap is not None else float(getattr(settings, "GAME_API_ADVICE_MAX_SECONDS", 5)))
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise PlayError("seed must be an integer")
+    engine = get_engine()
+    try:
+        game = engine.load(state)
+        legal = game.legal_actions(seat)
+    except BadState as exc:
+        raise PlayError(str(exc), 400) from None
+    except EnginePanic as exc:
+        raise PlayError(f"the rules engine crashed on this state: {exc}", 400) from None
+    if game.is_over():
+        raise PlayError("the game in this state is over", 400)
+    if not legal:
+        raise PlayError(f"seat {seat} has no decision in this state (seats to act: {game.seats_to_act()})", 400)
+    try:
+        workers, spread = spread_for(budget) if spread_for is not None else (1, None)
+        rec = advisor.recommend(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
+                               spread=spread, config=config)
+    except EnginePanic as exc:
+        raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
+    except (EngineError, ValueError) as exc:
+        raise PlayError(f"the search failed: {exc}", 500) from None
+    out = recommendation_dict(rec, {a.key for a in legal})
+    out.update(position_estimate=_position_estimate(engine, game.state(), seat, random.Random(seed)), seat=seat,
+               level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,
+               legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
+    return out

@@ -1,0 +1,120 @@
+"""The project's layering, checked on its source (pure: reads files, imports nothing of the project).
+
+- The import graph of the project's own modules (tests and migrations excluded) has no cycle.
+- Pure code (every ``<app>/core`` package, and ``drafts.bots``, ``ml.completion``, ``ml.diffusion``) imports no
+  Django and nothing of the shell (models, views, tasks, ...): only other pure code.
+- An import inside a function is allowed only with a ``# noqa: PLC0415`` marker that says why (ruff's
+  import-outside-toplevel rule flags the unmarked ones; this test flags marks without a reason).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite")
+PURE = ("drafts.bots", "ml.completion", "ml.diffusion")
+MARK = re.compile(r"#\s*noqa:\s*PLC0415\b(.*)$")
+
+
+def project_modules(root: Path = ROOT) -> dict[str, Path]:
+    mods = {}
+    for app in APPS:
+        for path in (root / app).rglob("*.py"):
+            rel = path.relative_to(root)
+            if "migrations" in rel.parts:
+                continue
+            name = ".".join(rel.with_suffix("").parts)
+            mods[name.removesuffix(".__init__")] = path
+    return mods
+
+
+def _targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = module if is_package else module.rpartition(".")[0]
+        parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join(parts + ([base] if base else []))
+    return [base] + [f"{base}.{alias.name}" for alias in node.names]
+
+
+def import_graph(mods: dict[str, Path]) -> tuple[nx.DiGraph, list[tuple[str, int, str]]]:
+    """-> (module graph, function-level imports as (module, line, source line))."""
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = nx.DiGraph()
+    inner = []
+    for module, path in mods.items():
+        source = path.read_text()
+        lines = source.splitlines()
+        graph.add_node(module)
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for target in {resolve(t) for t in _targets(node, module, path.name == "__init__.py")} - {None, module}:
+                graph.add_edge(module, target)
+            if node.col_offset > 0:
+                inner.append((module, node.lineno, lines[node.lineno - 1]))
+    return graph, inner
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(project_modules())
+
+
+def test_the_import_graph_has_no_cycle(graph):
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph[0]) if len(c) > 1]
+    assert not cycles, f"import cycles among the project's modules: {cycles}"
+
+
+def is_pure(module: str) -> bool:
+    parts = module.split(".")
+    return (len(parts) > 1 and parts[1] == "core") or any(module == p or module.startswith(p + ".") for p in PURE)
+
+
+def test_pure_code_imports_no_django_and_no_shell(graph):
+    g, _ = graph
+    bad = []
+    for module in g:
+        if not is_pure(module):
+            continue
+        for target in g.successors(module):
+            if not is_pure(target) and target not in APPS:
+                bad.append((module, target))
+        source = project_modules()[module].read_text()
+        if re.search(r"^\s*(from|import)\s+(django|channels|celery|rest_framework)\b", source, re.M):
+            bad.append((module, "django"))
+    assert not bad, f"pure cores importing the shell or Django: {bad}"
+
+
+def test_every_function_level_import_says_why(graph):
+    _, inner = graph
+    bare = []
+    for module, lineno, line in inner:
+        match = MARK.search(line)
+        reason = match.group(1).strip(" -—:;,") if match else ""
+        if len(reason) < 8:
+            bare.append(f"{module}:{lineno}: {line.strip()}")
+    assert not bare, "function-level imports without '# noqa: PLC0415 <reason>':\n" + "\n".join(bare)
+
+
+def test_a_planted_cycle_is_found(tmp_path):
+    """The checker itself: two modules importing each other (one inside a function) form a cycle."""
+    app = tmp_path / "decks"
+    app.mkdir()
+    (app / "__init__.py").write_text("")
+    (app / "a.py").write_text("from decks import b\n")
+    (app / "b.py").write_text("def f():\n    from decks.a import x  # noqa: PLC0415 planted\n")
+    g, inner = import_graph(project_modules(tmp_path))
+    assert [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1] == [["decks.a", "decks.b"]]
+    assert inner == [("decks.b", 2, "    from decks.a import x  # noqa: PLC0415 planted")]
