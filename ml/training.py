@@ -352,7 +352,7 @@ def train_deck_diffusion(run: TrainingRun, reporter: Reporter) -> ModelVersion:
                                         "heads": int, "layers": int, "ff": int, "side_layers": int,
                                         "context_layers": int, "prediction": str, "seed": int, "eval_every": int,
                                         "split_date": str, "device": str, "limit": int})
-    options["notes"] = run.parameters.get("notes") or f"training run {run.pk}"
+    options["notes"] = run.parameters.get("notes") or ""
     return _run_command(module, "train_diffusion", reporter, {**options, "no_activate": True}, "deck_diffusion")
 
 
@@ -367,7 +367,7 @@ def train_deck_masked(run: TrainingRun, reporter: Reporter) -> ModelVersion:
                                         "no_text_init": bool, "time_budget": float})
     if options.get("preset") not in (None, "quick", "default"):
         raise RunError("parameter preset: quick or default")
-    options["notes"] = run.parameters.get("notes") or f"training run {run.pk}"
+    options["notes"] = run.parameters.get("notes") or ""
     return _run_command(module, "train_completion", reporter, {**options, "no_activate": True}, "deck_masked")
 
 
@@ -377,7 +377,7 @@ def train_game_policy(run: TrainingRun, reporter: Reporter) -> ModelVersion:
 
     options = _options(run.parameters, {"games": int, "workers": int, "seed": int, "epochs": int, "hidden": str,
                                         "weight_decay": float})
-    options["notes"] = run.parameters.get("notes") or f"training run {run.pk}"
+    options["notes"] = run.parameters.get("notes") or ""
     return _run_command(module, "train_game_value", reporter, {**options, "register": True}, "game_policy")
 
 
@@ -526,7 +526,7 @@ def train_draft_bot(run: TrainingRun, reporter: Reporter) -> ModelVersion:
     config = json_safe(model.config())
     return save_version("draft_bot", model.to_tensors(), config, metrics=json_safe(metrics), scope=run.scope,
                         activate=False, metadata={"config": json.dumps(config)},
-                        notes=params.get("notes") or f"training run {run.pk}{' (quick)' if params.get('quick') else ''}",
+                        notes=params.get("notes") or "",
                         data_snapshot={**source, "rows": len(data), "train_rows": len(train), "held_out_rows": len(test),
                                        "split": "1 pod in 10 held out (crc32 of the pod id)"})
 

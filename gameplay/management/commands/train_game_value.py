@@ -105,7 +105,7 @@ class Command(BaseCommand):
                 metrics={k: info[k] for k in ("valid_log_loss", "train_brier", "rows", "games", "best_epoch") if k in info},
                 data_snapshot={"seeds": info.get("seeds"), "games": info.get("games"), "schedule": [list(s) for s in SCHEDULE],
                                "decks": sorted(gauntlet.sample_decks())},
-                activate=opts["activate"], notes=opts["notes"] or "train_game_value")
+                activate=opts["activate"], notes=opts["notes"])
         except BaseException:
             path.unlink(missing_ok=True)
             raise

@@ -160,8 +160,7 @@ class Command(BaseCommand):
         version = save_version(KIND, state, config, metrics=metrics, activate=not opts["no_activate"],
                                data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
                                               "split_date": opts["split_date"], "limit": opts["limit"]},
-                               metadata={"format": MASKED_FORMAT}, notes=opts["notes"] or (
-                                   f"train_completion --preset {opts['preset']}"))
+                               metadata={"format": MASKED_FORMAT}, notes=opts["notes"])
         summary = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics.items()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)}
         self.stdout.write(self.style.SUCCESS(

@@ -132,8 +132,7 @@ class Command(BaseCommand):
         version = registry.save_version(
             "card_embeddings", tensors, config, metrics=metrics, activate=opts["activate"],
             data_snapshot={"source": "decks.Card", "cards": len(names), "names_sha1": names_sha1},
-            metadata={"names": json.dumps(names, ensure_ascii=False)},
-            notes=f"train_embeddings: doc2vec {opts['epochs']} epochs, classifier {opts['classifier_epochs']} epochs")
+            metadata={"names": json.dumps(names, ensure_ascii=False)})
 
         out = self.stdout.write
         out(f"cards {len(names)}, token vocabulary {metrics['token_vocab']}, {metrics['cards_sharing_tokens']} cards "
