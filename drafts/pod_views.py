@@ -54,7 +54,7 @@ class PodForm(ConsentMixin, forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["set_code"].choices = [(s["code"], f"{s['code']} · {s['name']}") for s in services.draftable_sets()]
+        self.fields["set_code"].choices = services.set_choices()
 
 
 class JoinForm(ConsentMixin, forms.Form):

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from decks.core.setnames import set_label, set_name
 from decks.models import CardSet, Printing
 from decks.services import catalogue_version
 from drafts.bots.base import DraftBot, PickContext
@@ -52,9 +53,14 @@ def draftable_sets() -> list[dict]:
             .filter(n__gte=20).order_by("-release_date", "code").values("code", "name", "set_type", "n"))
     out = []
     for r in rows:
-        out.append({"code": r["code"], "name": r["name"] or r["code"], "cards": r["n"],
+        out.append({"code": r["code"], "name": set_name(r["code"], r["name"]) or r["code"], "cards": r["n"],
                     "booster": booster_kind(r["code"], r["set_type"])})
     return out
+
+
+def set_choices() -> list[tuple[str, str]]:
+    """The draftable sets as form choices: (code, 'Bloomburrow (BLB)')."""
+    return [(s["code"], set_label(s["code"], s["name"])) for s in draftable_sets()]
 
 
 def booster_kind(code: str, set_type: str = "") -> str:

@@ -38,7 +38,7 @@ class SimulateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["set_code"].choices = [(s["code"], f"{s['code']} · {s['name']}") for s in services.draftable_sets()]
+        self.fields["set_code"].choices = services.set_choices()
 
 
 @require_http_methods(["GET", "POST"])

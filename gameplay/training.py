@@ -135,7 +135,7 @@ def register(model: value.ValueModel, notes: str = "") -> ModelVersion:
             metrics={k: info[k] for k in ("valid_log_loss", "train_brier", "rows", "games", "best_epoch") if k in info},
             data_snapshot={"seeds": info.get("seeds"), "games": info.get("games"), "schedule": [list(s) for s in SCHEDULE],
                            "decks": sorted(gauntlet.sample_decks())},
-            activate=False, notes=notes or "train_game_value")
+            activate=False, notes=notes or "")
     except BaseException:
         path.unlink(missing_ok=True)
         raise

@@ -160,7 +160,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
                         data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
                                        "split_date": p["split_date"], "limit": p["limit"]},
                         metadata={"format": MASKED_FORMAT},
-                        notes=p["notes"] or f"train_completion --preset {p['preset']}")
+                        notes=p["notes"] or "")
 
 
 def _held_out(names, split_date: str):

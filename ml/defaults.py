@@ -35,7 +35,7 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = 
             shutil.copyfile(source, target)
         entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
                         "config": version.config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
-                        "notes": version.notes or f"exported from {version}"})
+                        "notes": version.notes})
     written = entries
     if merge:
         exported = set(kinds) | set(scoped_kinds)
@@ -67,7 +67,7 @@ def register_shipped(log=print) -> list[ModelVersion]:
         has_active = ModelVersion.objects.filter(kind=entry["kind"], scope=scope, active=True).exists()
         version = register_file(entry["kind"], path, entry["config"], entry.get("metrics"), scope=scope,
                                 activate=not has_active, data_snapshot=entry.get("data_snapshot"),
-                                notes=entry.get("notes", "shipped default"))
+                                notes=entry.get("notes", ""))
         log(f"{entry['kind']}{f'[{scope}]' if scope else ''}: registered the shipped default as v{version.version}{' (active)' if version.active else ''}")
         created.append(version)
     return created

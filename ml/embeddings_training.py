@@ -127,7 +127,7 @@ def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
         KIND, tensors, config, metrics=metrics, activate=False,
         data_snapshot={"source": "decks.Card", "cards": len(names), "names_sha1": names_sha1},
         metadata={"names": json.dumps(names, ensure_ascii=False)},
-        notes=p.get("notes") or f"train_embeddings: doc2vec {p['epochs']} epochs, classifier {p['classifier_epochs']} epochs")
+        notes=p.get("notes") or "")
 
 
 def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:

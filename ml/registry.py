@@ -82,17 +82,56 @@ def save_tensors(path: Path, tensors: dict, metadata: dict | None = None) -> Non
     path.chmod(0o644)  # readable by a web server running as another user
 
 
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{max(n / 1e3, 0.1):.1f} kB"
+
+
+def _headline_metric(metrics: dict) -> str:
+    """The one figure that says how good a version is, from what its trainer recorded."""
+    top1 = ((metrics.get("held_out") or {}).get("all") or {}).get("top1")
+    if top1 is not None:
+        return f"held-out top-1 {top1:.3f}"
+    for key, label in (("classifier_top1_noisy", "card classifier top-1 on noisy vectors"),
+                       ("val_loss", "validation loss"), ("valid_log_loss", "validation log-loss")):
+        if isinstance(metrics.get(key), (int, float)):
+            return f"{label} {metrics[key]:.3f}"
+    return ""
+
+
+def describe_version(kind: str, scope: str, metrics: dict, data_snapshot: dict, weights_bytes: int) -> str:
+    """What a version is, for its notes when nobody wrote any: kind, the data it learned from, size, key metric."""
+    data, metrics = data_snapshot or {}, metrics or {}
+    label = dict(ModelVersion.KINDS).get(kind, kind) + (f" {scope}" if scope else "")
+    decks = data.get("train_decks") or metrics.get("train_decks")
+    picks = data.get("train_rows") or metrics.get("refit_picks") or metrics.get("train_picks")
+    if decks:
+        learned = f"{decks:,} decks" + (f" first seen before {data['split_date']}" if data.get("split_date") else "")
+    elif picks:
+        learned = f"{picks:,} picks" + (f" of {data['logs']}" if isinstance(data.get("logs"), str) else "")
+    elif data.get("games"):
+        learned = f"{data['games']} self-play games"
+    elif data.get("cards"):
+        learned = f"{data['cards']:,} cards"
+    else:
+        learned = ""
+    parts = [label, f"trained on {learned}" if learned else "", _size(weights_bytes), _headline_metric(metrics)]
+    return " · ".join(p for p in parts if p)
+
+
 def register_file(kind: str, path: Path, config: dict, metrics: dict | None = None, scope: str = "",
                   activate: bool = False, data_snapshot: dict | None = None, notes: str = "",
                   user: str = "") -> ModelVersion:
-    """Add an existing safetensors file as the next version of (kind, scope)."""
+    """Add an existing safetensors file as the next version of (kind, scope); without notes, they say
+    what the version is (``describe_version``)."""
     path = Path(path)
+    size = path.stat().st_size
     with transaction.atomic():
         last = ModelVersion.objects.select_for_update().filter(kind=kind, scope=scope).aggregate(m=Max("version"))["m"]
         version = ModelVersion.objects.create(
             kind=kind, scope=scope, version=(last or 0) + 1, config=config, weights_path=_stored_path(path),
-            weights_sha256=sha256_file(path), weights_bytes=path.stat().st_size, metrics=metrics or {},
-            data_snapshot=data_snapshot or {}, code_version=code_version(), notes=notes)
+            weights_sha256=sha256_file(path), weights_bytes=size, metrics=metrics or {},
+            data_snapshot=data_snapshot or {}, code_version=code_version(),
+            notes=notes or describe_version(kind, scope, metrics, data_snapshot, size))
         if activate:
             activate_version(version, user=user)
     return version
@@ -251,7 +290,7 @@ def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", a
     try:
         return register_file(kind, target, config, metrics or {}, scope=scope, activate=activate,
                              data_snapshot={"uploaded_by": user} if user else {},
-                             notes=notes or "uploaded", user=user)
+                             notes=notes, user=user)
     except BaseException:
         target.unlink(missing_ok=True)
         raise

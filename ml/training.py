@@ -212,8 +212,7 @@ def execute(run_id: int, listener=None) -> TrainingRun:
         kind = kinds.get(run.kind)
         if run.job == "train":
             params = kinds.cast_parameters(run.parameters, kind.parameters)
-            params["notes"] = run.parameters.get("notes") or (
-                f"training run {run.pk}{' (quick)' if run.parameters.get('quick') else ''}")
+            params["notes"] = run.parameters.get("notes") or ""
             version = kind.train(params, reporter, run.scope)
             if run.parameters.get("activate"):
                 activate_version(version, user=run.created_by or f"training run {run.pk}")

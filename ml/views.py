@@ -68,7 +68,8 @@ class UploadForm(forms.Form):
     config = JSONField(widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
                        help_text="The version's config JSON: the tensors are checked against it.")
     file = forms.FileField(help_text="A .safetensors file (nothing else is accepted; never unpickled).")
-    notes = forms.CharField(required=False, max_length=200)
+    notes = forms.CharField(required=False, max_length=200,
+                            help_text="What this version is; left empty, its kind, size and metrics say it.")
     activate = forms.BooleanField(required=False, label="Activate it")
 
 

@@ -16,7 +16,7 @@ def test_a_diffusion_run_trains_registers_and_evaluates(tiny_corpus):
     assert run.status == "succeeded", run.error + run.log
     assert run.progress == 100.0 and run.metric_name in ("loss", "val") and "decks:" in run.log and "registered" in run.log
     version = run.result_version
-    assert not version.active and version.config["model"]["d_model"] == 16 and version.notes.endswith("(quick)")
+    assert not version.active and version.config["model"]["d_model"] == 16 and version.notes.startswith("Deck completion diffusion · trained on")
     run = training.execute(TrainingRun.objects.create(job="evaluate", kind="deck_diffusion", target_version=version,
                                                       parameters={"n": 3, "known": [10], "steps": 5}).pk)
     assert run.status == "succeeded", run.error + run.log

@@ -13,6 +13,7 @@ from django.db import transaction
 
 from decks.core.catalogue import PrintingRecord, read_17lands_cards, read_17lands_set_list, read_mtgjson_set
 from decks.core.names import normalize_name
+from decks.core.setnames import set_name
 from decks.management.commands.import_cards import upsert_cards, upsert_legalities
 from decks.management.importing import DataErrorAsCommandError, data_path, progress, require
 from decks.models import Card, CardSet, Printing
@@ -127,7 +128,7 @@ class Command(BaseCommand):
             for code in codes:
                 info = set_info.get(code, {})
                 CardSet.objects.update_or_create(code=code, defaults={
-                    "name": info.get("name", ""), "release_date": info.get("release_date") or None,
+                    "name": set_name(code, info.get("name", "")), "release_date": info.get("release_date") or None,
                     "set_type": info.get("set_type", ""), "source": "mtgjson" if code in set_info and code != "CUBE" else "17lands"})
             set_ids = dict(CardSet.objects.values_list("code", "id"))
             card_ids = dict(Card.objects.values_list("name", "id"))

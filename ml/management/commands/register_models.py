@@ -43,8 +43,7 @@ class Command(BaseCommand):
                 if kind == "card_embeddings":
                     call_command("train_embeddings", epochs=20, stdout=self.stdout, stderr=self.stderr)
                 else:
-                    call_command("train_diffusion", steps=300, stdout=self.stdout, stderr=self.stderr,
-                                 notes="quick model trained by register_models")
+                    call_command("train_diffusion", steps=300, stdout=self.stdout, stderr=self.stderr)
             except CommandError as exc:
                 self.stderr.write(f"{kind}: could not train a quick model ({exc}); deck completion stays off until one exists")
         if not no_train:
