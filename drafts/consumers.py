@@ -24,6 +24,7 @@ from django.db import connections
 
 from drafts import online
 from drafts.core.protocol import ProtocolError, message, parse_client_message
+from drafts.models import Draft
 
 log = logging.getLogger(__name__)
 # How long after a deadline this socket takes the timed-out pick itself: at once on the embedded
@@ -98,7 +99,7 @@ class PickBatcher:
                 batch = self.queued.pop(draft_id)
                 try:
                     results, outcome = await pod_db(online.make_picks)(draft_id, [r for r, _ in batch])
-                except Exception as exc:  # nothing was written: every pick of the batch gets the error
+                except Exception as exc:  # noqa: BLE001 - nothing written: each pick of the batch re-raises it
                     for _, future in batch:
                         if not future.done():
                             future.set_exception(exc)
@@ -176,8 +177,6 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         await self._send_snapshot(announce=True)
 
     def _bind(self, user, session_key):
-        from drafts.models import Draft
-
         draft = Draft.objects.filter(pk=self.draft_id, kind="online").first()
         if draft is None:
             raise online.PodError("no such pod", 404)
@@ -260,7 +259,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             log.exception("a pick of pod %s failed", self.draft_id)
             try:
                 await self.close(code=1011)
-            except Exception:  # already closed
+            except Exception:  # noqa: BLE001 - already closed: the pick's failure is logged above
                 pass
             return
         await self.send_json(message("picked", **ack))  # the views and the status are published by the batch
@@ -278,7 +277,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         instead of letting the error escape, which would skip disconnect() and its clean-up."""
         try:
             await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
-        except Exception as exc:  # autobahn.exception.Disconnected and friends
+        except Exception as exc:  # noqa: BLE001 - autobahn's Disconnected and friends: none may skip disconnect()
             log.debug("send to a closed socket of pod %s dropped: %r", self.draft_id, exc)
 
     # -- group events ----------------------------------------------------------------------------
