@@ -1,7 +1,6 @@
 """Draft API: draftable sets, simulate a pod, read a pod, rank a pack (suggestions), export."""
 from __future__ import annotations
 
-
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
@@ -15,6 +14,7 @@ from drafts import services
 from drafts.access import visible_seats
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
+from drafts.views import csv_download
 
 MAX_PACK = 20
 MAX_POOL = 60
@@ -109,9 +109,6 @@ class DraftDetailView(APIView):
 class DraftExportView(APIView):
     @extend_schema(responses={(200, "text/csv"): str}, description="The draft in the 17Lands public CSV layout.")
     def get(self, request, draft_id):
-
-        from drafts.views import csv_download
-
         draft = get_object_or_404(Draft, pk=draft_id)
         return csv_download(visible_seats(request, draft), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}.csv")
 

@@ -99,7 +99,7 @@ class PickBatcher:
                 batch = self.queued.pop(draft_id)
                 try:
                     results, outcome = await pod_db(online.make_picks)(draft_id, [r for r, _ in batch])
-                except Exception as exc:  # nothing was written: every pick of the batch gets the error
+                except Exception as exc:  # noqa: BLE001 - nothing written: each pick of the batch re-raises it
                     for _, future in batch:
                         if not future.done():
                             future.set_exception(exc)
@@ -259,7 +259,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             log.exception("a pick of pod %s failed", self.draft_id)
             try:
                 await self.close(code=1011)
-            except Exception:  # already closed
+            except Exception:  # noqa: BLE001 - already closed: the pick's failure is logged above
                 pass
             return
         await self.send_json(message("picked", **ack))  # the views and the status are published by the batch
@@ -277,7 +277,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         instead of letting the error escape, which would skip disconnect() and its clean-up."""
         try:
             await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
-        except Exception as exc:  # autobahn.exception.Disconnected and friends
+        except Exception as exc:  # noqa: BLE001 - autobahn's Disconnected and friends: none may skip disconnect()
             log.debug("send to a closed socket of pod %s dropped: %r", self.draft_id, exc)
 
     # -- group events ----------------------------------------------------------------------------

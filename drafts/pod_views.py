@@ -15,9 +15,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from decks.core.decklist import Entry, ParsedDeck
+from decks.core.export import to_arena, to_mtgo
+from decks.services import parsed_from_deck, save_parsed_deck
 from drafts import online, services, tasks
 from drafts.access import current_consent, guest_key, remember_consent, seat_owner
 from drafts.core.cards import DraftError
+from drafts.core.deckbuild import BASIC_FOR_COLOR, build_deck, check_build
+from drafts.core.protocol import card_facts
 from drafts.models import Draft, DraftSeat
 from drafts.views import csv_download
 
@@ -176,8 +181,6 @@ def _pool_and_set(seat: DraftSeat):
 
 
 def _split_lands(main, side) -> dict:
-    from drafts.core.deckbuild import BASIC_FOR_COLOR
-
     lands = {b: 0 for b in BASIC_FOR_COLOR.values()}
     for name, count in main:
         if name in lands:
@@ -189,10 +192,6 @@ def _split_lands(main, side) -> dict:
 def _builder_state(seat: DraftSeat, pool, s) -> dict:
     """The builder's data: card facts of the pool, the auto-build and the deck to start from (the
     saved one when there is one)."""
-    from decks.services import parsed_from_deck
-    from drafts.core.deckbuild import build_deck
-    from drafts.core.protocol import card_facts
-
     ratings, _ = services.draftsim_ratings(s)
     built = build_deck(pool, s, ratings=ratings)
     auto = {**_split_lands(built.main, built.side), "notes": built.notes}
@@ -244,11 +243,6 @@ def _parse_build(request):
 
 
 def _save_build(request, seat, pool, s):
-    from decks.core.decklist import Entry, ParsedDeck
-    from decks.core.export import to_arena, to_mtgo
-    from decks.services import save_parsed_deck
-    from drafts.core.deckbuild import check_build
-
     try:
         main, side, fmt = _parse_build(request)
         warnings = check_build(pool, main, side)

@@ -14,14 +14,24 @@ from typing import Sequence
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
+from decks.core.decklist import Entry, ParsedDeck
 from decks.core.setnames import set_label, set_name
 from decks.models import CardSet, Printing
-from decks.services import catalogue_version
+from decks.services import catalogue_version, save_parsed_deck
+from drafts.bots import ratings as R
+from drafts.bots.archetype import ArchetypeBot, default_bot
 from drafts.bots.base import DraftBot, PickContext
+from drafts.bots.baselines import RandomBot, RatingBot
+from drafts.bots.draftsim import DraftsimBot
 from drafts.core.cards import BASIC_LANDS, DraftCard, DraftError, SetList
+from drafts.core.deckbuild import build_deck
+from drafts.core.pod import DraftPod, simulate
 from drafts.models import Draft, DraftPick, DraftSeat
+from ml.models import ModelVersion
+from ml.registry import load_version
 
 BOT_NAMES = ("draftsim", "archetype", "neural", "rating", "random")
 CLASSIC_SETS = {"M19", "M20"}
@@ -47,8 +57,6 @@ def data_path(*parts: str) -> Path:
 
 def draftable_sets() -> list[dict]:
     """Sets whose boosters can be opened: code, name, booster kind, card count."""
-    from django.db.models import Count, Q
-
     rows = (CardSet.objects.annotate(n=Count("printings", filter=Q(printings__is_booster=True)))
             .filter(n__gte=20).order_by("-release_date", "code").values("code", "name", "set_type", "n"))
     out = []
@@ -116,8 +124,6 @@ def log_columns(code: str) -> list[str]:
 
 def draftsim_ratings(s: SetList) -> tuple[dict[str, float], str]:
     """Base ratings (0-5) for DraftsimBot: 17Lands win rates, Draftsim's M19 ratings or Forge's ranks."""
-    from drafts.bots import ratings as R
-
     def build():
         catalog = data_path("arenamcp_17lands_ratings", "catalogs", f"{s.code}.catalog.json")
         if catalog.exists():
@@ -141,17 +147,12 @@ def bot_scope(family: str, code: str) -> str:
 
 
 def _active_bot_version(family: str, code: str):
-    from ml.models import ModelVersion
-
     return ModelVersion.objects.filter(kind="draft_bot", scope=bot_scope(family, code), active=True).first()
 
 
 def get_bot(name: str, s: SetList, seed: int = 0) -> tuple[DraftBot, object]:
     """The bot a name stands for in a set: (bot, ModelVersion or None). The active trained version
     of a family is used when there is one."""
-    from drafts.bots.baselines import RandomBot, RatingBot
-    from drafts.bots.draftsim import DraftsimBot
-
     name = (name or "").strip().lower()
     if name not in BOT_NAMES:
         raise DraftError(f"unknown bot {name!r}; choose one of {', '.join(BOT_NAMES)}")
@@ -162,8 +163,6 @@ def get_bot(name: str, s: SetList, seed: int = 0) -> tuple[DraftBot, object]:
         return (DraftsimBot(ratings) if name == "draftsim" else RatingBot(ratings)), None
     version = _active_bot_version(name, s.code)
     if name == "archetype":
-        from drafts.bots.archetype import default_bot
-
         if version is None:
             return _cached(("archetype-default", s.code, catalogue_version()),
                            lambda: default_bot(s, name="archetype")), None
@@ -175,15 +174,11 @@ def get_bot(name: str, s: SetList, seed: int = 0) -> tuple[DraftBot, object]:
 
 
 def _load_bot(version):
-    from ml.registry import load_version
-
     loaded = load_version(version)
     family = version.scope.split(":")[0]
     if family == "archetype":
-        from drafts.bots.archetype import ArchetypeBot
-
         return ArchetypeBot.from_tensors(loaded.tensors, loaded.config)
-    from drafts.bots.neural import NeuralBot
+    from drafts.bots.neural import NeuralBot  # noqa: PLC0415 - imports torch (seconds): only a trained neural bot needs it
 
     return NeuralBot.from_tensors(loaded.tensors, loaded.config)
 
@@ -220,8 +215,6 @@ class SeatPlan:
 def simulate_draft(code: str, bots: Sequence[str], seed: int | None = None, build_decks: bool = True,
                    owner=None) -> Draft:
     """Run a whole pod of bots (pure core) and store it with every pick and the built decks."""
-    from drafts.core.pod import DraftPod, simulate
-
     s = set_list(code)
     if not 2 <= len(bots) <= 8:
         raise DraftError("a pod has 2 to 8 seats")
@@ -256,10 +249,6 @@ def store_pod(pod, s: SetList, plans: Sequence[SeatPlan], seed: int | None, kind
 
 def build_seat_deck(seat: DraftSeat, pool: Sequence[str], s: SetList):
     """Auto-build a 40-card deck from a pool and store it as a deck in the catalogue."""
-    from decks.core.decklist import Entry, ParsedDeck
-    from decks.services import save_parsed_deck
-    from drafts.core.deckbuild import build_deck
-
     ratings, _ = draftsim_ratings(s)
     built = build_deck(list(pool), s, ratings=ratings)
     parsed = ParsedDeck(main=[Entry(n, c) for n, c in built.main], side=[Entry(n, c) for n, c in built.side],

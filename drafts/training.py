@@ -125,8 +125,7 @@ def train(params: dict, progress: Progress, scope: str) -> ModelVersion:
     held-out pods and register an inactive version. params: the source (``logs``, ``stored``, ``draft_kind``,
     ``consented``, ``seats``, ``limit``), ``epochs``, ``seed``, ``notes``; archetype: ``n_archetypes``, ``lr``;
     neural: ``net`` (a NeuralConfig)."""
-    # torch takes seconds to import: kept off Django start-up (DraftsConfig.ready imports this module)
-    import torch
+    import torch  # noqa: PLC0415 - seconds to import: kept off Django start-up (DraftsConfig.ready imports this)
 
     family = scope.partition(":")[0]
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -144,7 +143,7 @@ def train(params: dict, progress: Progress, scope: str) -> ModelVersion:
     if family == "archetype":
         total, prefer = epochs, ("val_loss", "train_loss")
     else:
-        from drafts.bots.neural import NeuralConfig, train_neural  # torch: kept off Django start-up
+        from drafts.bots.neural import NeuralConfig, train_neural  # noqa: PLC0415 - imports torch, as above
 
         cfg = NeuralConfig.from_dict(params.get("net") or {})
         cfg.epochs = epochs
@@ -221,10 +220,9 @@ def shapes(config: dict) -> dict:
         c, k = len(config["cards"]), len(config["archetypes"])
         return {"weights": (c, k), "prior": (k,), "bias": (c,)}
     if fmt == "neural-pick-v1":
-        # torch takes seconds to import: kept off Django start-up
-        import torch
+        import torch  # noqa: PLC0415 - seconds to import: kept off Django start-up
 
-        from drafts.bots.neural import NeuralConfig, NeuralPickNet
+        from drafts.bots.neural import NeuralConfig, NeuralPickNet  # noqa: PLC0415 - imports torch, as above
 
         need(config, "cards", "net")
         try:

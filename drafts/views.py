@@ -4,15 +4,21 @@ from __future__ import annotations
 import io
 
 from django import forms
+from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from decks.core.cards import COLOR_NAMES
+from decks.core.catalogue import DataError
 from decks.search import paginate, query_without_page
-from drafts.core.cards import DraftError
-from drafts.models import Draft, DraftPick, DraftSeat
 from drafts import services
 from drafts.access import may_see_seat, visible_seats
+from drafts.core.cards import DraftError
+from drafts.core.plots import draft_history_figure, figure_bytes, loss_curves_figure, weights_heatmap_figure
+from drafts.logstore import export_logs
+from drafts.models import Draft, DraftPick, DraftSeat
+from ml.models import ModelVersion
 
 SEAT_MIXES = {
     "draftsim": "DraftsimBot in every seat",
@@ -74,8 +80,6 @@ def draft_list(request):
 @require_GET
 def draft_detail(request, draft_id):
     draft = get_object_or_404(Draft, pk=draft_id)
-    from django.db.models import Count
-
     seats = list(draft.seat_set.select_related("deck", "bot_version").annotate(n_picks=Count("picks")).order_by("seat"))
     first_picks = {p.seat_id: p.pick for p in DraftPick.objects.filter(seat__draft=draft, pack_number=0, pick_number=0)}
     rows = []
@@ -88,9 +92,6 @@ def draft_detail(request, draft_id):
 
 def csv_download(seats, filename: str) -> HttpResponse:
     """Seats' picks as a 17Lands CSV download; a plain 404 when there is nothing to export."""
-    from decks.core.catalogue import DataError
-    from drafts.logstore import export_logs
-
     buffer = io.StringIO()
     try:
         export_logs(seats, buffer)
@@ -111,8 +112,6 @@ def _seat(request, draft_id, seat_number) -> DraftSeat:
 
 def color_groups(names: list[str], s) -> list[dict]:
     """A pool grouped by colour (mono colours, multicolour, colourless), each sorted by mana value."""
-    from decks.core.cards import COLOR_NAMES
-
     groups: dict[str, list] = {}
     for name in names:
         card = s.card(name)
@@ -147,8 +146,6 @@ def seat_detail(request, draft_id, seat_number: int):
 
 @require_GET
 def seat_history_plot(request, draft_id, seat_number: int, fmt: str):
-    from drafts.core.plots import draft_history_figure, figure_bytes
-
     seat = _seat(request, draft_id, seat_number)
     picks = list(seat.picks.all())
     if not picks:
@@ -165,7 +162,6 @@ def seat_history_plot(request, draft_id, seat_number: int, fmt: str):
 
 @require_GET
 def draft_export(request, draft_id):
-
     draft = get_object_or_404(Draft, pk=draft_id)
     seats = visible_seats(request, draft)
     seat = request.GET.get("seat")
@@ -179,16 +175,12 @@ def draft_export(request, draft_id):
 
 @require_GET
 def bots_page(request):
-    from ml.models import ModelVersion
-
     versions = ModelVersion.objects.filter(kind="draft_bot").order_by("scope", "-version")
     return render(request, "drafts/bots.html", {"versions": versions, "sets": services.draftable_sets()})
 
 
 @require_GET
 def archetype_heatmap(request, set_code: str, fmt: str):
-    from drafts.core.plots import figure_bytes, weights_heatmap_figure
-
     try:
         s = services.set_list(set_code)
         bot, _ = services.get_bot("archetype", s)
@@ -200,9 +192,6 @@ def archetype_heatmap(request, set_code: str, fmt: str):
 
 @require_GET
 def version_loss_plot(request, version_id: int):
-    from drafts.core.plots import figure_bytes, loss_curves_figure
-    from ml.models import ModelVersion
-
     version = get_object_or_404(ModelVersion, pk=version_id, kind="draft_bot")
     history = (version.metrics or {}).get("history")
     if not history:

@@ -127,7 +127,7 @@ class ArchetypeBot:
 
     # --- serialization ---------------------------------------------------------------------------
     def to_tensors(self) -> dict:
-        import torch
+        import torch  # noqa: PLC0415 - heavy (seconds to import): the bot picks with numpy alone
 
         return {"weights": torch.from_numpy(self.weights.astype(np.float32).copy()),
                 "prior": torch.from_numpy(self.prior.astype(np.float32).copy()),
@@ -229,7 +229,7 @@ def train_archetype(logs: DraftLogs, n_archetypes: int = 10, epochs: int = 20, l
     ``{"epoch", "train_loss", "val_loss", "val_top1", "seconds"}`` as it finishes. Training stops early
     after ``max_seconds``.
     """
-    import torch
+    import torch  # noqa: PLC0415 - heavy (seconds to import): only training needs it
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)

@@ -23,6 +23,7 @@ Design (see ``docs/draft-bots-neural.md`` for the measurements behind it):
 from __future__ import annotations
 
 import copy
+import json
 import math
 import time
 import zlib
@@ -33,10 +34,13 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 from drafts.bots.base import PickContext, Ranking, rank
-from drafts.core.logs import DraftLogs
+from drafts.core.evaluate import agreement, ranks_from_scores
+from drafts.core.logs import DraftLogs, held_out_mask, pod_keys, read_17lands_csv, read_seats, seats_file_for
 
 FORMAT = "neural-pick-v1"
 UNKNOWN_SCORE = -1.0e4  # cards the bot does not know: below every log-probability of a known card
@@ -484,8 +488,6 @@ def train_neural(logs: DraftLogs, train_mask: np.ndarray, val_mask: np.ndarray |
                "card_features": card_features is not None}
     val_top1 = None
     if "val_pick" in data:  # the metric of the rounded weights, ensemble averaged
-        from drafts.core.evaluate import ranks_from_scores
-
         metrics["val_picks"] = int(len(data["val_pick"]))
         vlogs = logs.select(np.asarray(val_mask, bool))
         early = NeuralBot(logs.cards, members, config=cfg, name=name)
@@ -537,9 +539,6 @@ def train_and_evaluate(csv_path: str | Path, seats_path: str | Path | None = Non
     agreement (``held_out``: all / unforced / by_pick), validation metrics, sizes and timings; the
     held-out summary is also stored in ``bot.metrics``.
     """
-    from drafts.core.evaluate import agreement, ranks_from_scores
-    from drafts.core.logs import held_out_mask, pod_keys, read_17lands_csv, read_seats, seats_file_for
-
     cfg = NeuralConfig.from_dict(config)
     t0 = time.perf_counter()
     if logs is None:
@@ -572,10 +571,6 @@ def train_and_evaluate(csv_path: str | Path, seats_path: str | Path | None = Non
 
 def save_bot(bot: NeuralBot, path: str | Path) -> tuple[Path, Path]:
     """Write ``<path>.safetensors`` (config JSON in the metadata) and the ``.json`` sidecar."""
-    import json
-
-    from safetensors.torch import save_file
-
     path = Path(path)
     if path.suffix in (".safetensors", ".json"):
         path = path.with_suffix("")
@@ -589,11 +584,6 @@ def save_bot(bot: NeuralBot, path: str | Path) -> tuple[Path, Path]:
 
 def load_bot(path: str | Path, name: str | None = None) -> NeuralBot:
     """Load a bot written by :func:`save_bot` (the config from the safetensors metadata)."""
-    import json
-
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
     path = Path(path)
     if path.suffix != ".safetensors":
         path = path.with_suffix(".safetensors")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import json
+import lzma
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -51,8 +52,6 @@ def name_key(name: str) -> str:
 def _read_json(path: Path | str) -> dict:
     path = Path(path)
     if path.suffix == ".xz":
-        import lzma
-
         with lzma.open(path, "rt", encoding="utf-8") as fh:
             return json.load(fh)
     with open(path, encoding="utf-8") as fh:

@@ -5,8 +5,11 @@ pick number, and the mean rank (1 = the bot's first choice) of the logged pick.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
+from drafts.bots.base import PickContext
 from drafts.core.logs import DraftLogs
 
 
@@ -41,10 +44,6 @@ def agreement(logs: DraftLogs, ranks: np.ndarray) -> dict:
 def score_matrix(bot, logs: DraftLogs, set_list) -> np.ndarray:
     """Scores [rows, cards] of a bot over logged picks: its vectorised ``score_logs`` when it has
     one, else one ``pick`` call per row (ranked position turned into a score)."""
-    import inspect
-
-    from drafts.bots.base import PickContext
-
     fn = getattr(bot, "score_logs", None)
     if fn is not None:
         wants_set = "set_list" in inspect.signature(fn).parameters

@@ -115,7 +115,7 @@ def read_17lands_csv(path: Path | str, chunksize: int = 20000, limit: int | None
     Raises :class:`DataError` for a file that is not in the layout, is truncated or corrupt, or
     holds a pick that is not in its pack; nothing is returned half-read.
     """
-    import pandas as pd
+    import pandas as pd  # noqa: PLC0415 - heavy (a second to import): only reading a CSV needs it
 
     header = read_header(path)
     absent = [c for c in REQUIRED if c not in header]

@@ -9,7 +9,7 @@
 
 Figures are made with :class:`matplotlib.figure.Figure` directly rather than pyplot, so nothing is
 registered in pyplot's global figure list (safe in a web worker, nothing to leak); matplotlib is
-imported only when a figure is drawn, so importing this module costs nothing.
+imported only when a figure is drawn, so importing this module costs no more than numpy.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import io
 import sys
 from itertools import combinations
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from decks.core.cards import COLOR_ORDER
 from drafts.core.cards import SetList
@@ -31,10 +33,10 @@ PAIR_NAMES = {"WU": "Azorius", "WB": "Orzhov", "WR": "Boros", "WG": "Selesnya", 
 
 
 def _new_figure(**kwargs):
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # noqa: PLC0415 - after matplotlib.use("Agg")
 
     return Figure(**kwargs)
 
@@ -125,8 +127,6 @@ def weights_heatmap_figure(weights, card_names: Sequence[str], archetype_names: 
     that weight, strongest first, so each archetype's signature cards form a block down the
     diagonal. ``top`` keeps only the ``top`` cards with the largest strongest weight.
     """
-    import numpy as np
-
     w = np.asarray(weights, dtype=float)
     if w.ndim != 2 or w.shape != (len(card_names), len(archetype_names)):
         raise ValueError(f"weights of shape {w.shape} do not match {len(card_names)} cards x "
@@ -177,7 +177,7 @@ def loss_curves_figure(history: Mapping[str, Sequence[float]], title: str | None
     best = history.get("best_epoch")
     if isinstance(best, int) and 0 <= best < len(epochs):
         ax.axvline(best + 1, color="#999999", linestyle="--", linewidth=0.8, label="kept")
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415 - matplotlib is heavy: loaded only to draw
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("epoch")
@@ -201,7 +201,7 @@ def figure_bytes(fig, fmt: str = "svg") -> bytes:
     SVG keeps text as text (smaller and faster than glyph paths) and is written without a date, so
     the same figure gives the same bytes.
     """
-    import matplotlib
+    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
 
     fmt = fmt.lower()
     if fmt not in ("svg", "png"):

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from drafts.logstore import export_logs
 from drafts.management.common import DraftErrorsAsCommandErrors
 from drafts.models import DraftSeat
+from drafts.online import consented_seats
 
 
 class Command(BaseCommand):
@@ -21,8 +22,6 @@ class Command(BaseCommand):
                             help="only people's online drafts they agreed to share for training")
 
     def handle(self, *args, out, set_code=None, draft=(), kind=None, consented=False, **opts):
-        from drafts.online import consented_seats
-
         seats = (consented_seats() if consented else DraftSeat.objects.all()).select_related("draft")
         if draft:
             seats = seats.filter(draft_id__in=draft)

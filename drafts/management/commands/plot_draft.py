@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from drafts import services
+from drafts.core.plots import draft_history_figure, figure_bytes, weights_heatmap_figure
 from drafts.management.common import DraftErrorsAsCommandErrors
 from drafts.models import DraftSeat
 
@@ -19,8 +20,6 @@ class Command(BaseCommand):
         parser.add_argument("--out", required=True, help="FILE.svg or FILE.png")
 
     def handle(self, *args, draft=None, seat=1, weights=None, top=60, out, **opts):
-        from drafts.core.plots import draft_history_figure, figure_bytes, weights_heatmap_figure
-
         fmt = Path(out).suffix.lstrip(".").lower()
         if fmt not in ("svg", "png"):
             raise CommandError("--out must end in .svg or .png")
