@@ -3,7 +3,7 @@
     .venv/bin/python bench/pods.py [--quick] [--max-pods 32] [--bot draftsim] [--sizes N ...] [--output PATH]
 
 Setup: drops and re-creates the PostgreSQL database ``bench_pods`` (on POSTGRES_HOST/PORT/USER),
-migrates it and adds the small hand-made set ``TST`` of the shell tests (tests/drafts/shell/
+migrates it and adds the small hand-made set ``TST`` of the shell tests (tests/drafts/
 conftest.py::make_set), so no real data is needed. Redis traffic goes to databases 14 (Celery
 broker + channel layer, under a per-run prefix and queue) and 15 (cache). Daphne
 (``mtgsite.asgi:application``) and the Celery worker run as subprocesses on the services stack.
@@ -937,12 +937,12 @@ def main(argv=None) -> int:
         import django
 
         django.setup()
-        from tests.drafts.shell.conftest import make_set
+        from tests.drafts.conftest import make_set
 
         make_set("TST")
         setup_s = time.perf_counter() - t
         doc["machine"] = machine()
-        doc["config"] = {"seats": SEATS, "packs": PACKS, "picks_per_pack": PICKS, "set": "TST (tests/drafts/shell/conftest.py::make_set)",
+        doc["config"] = {"seats": SEATS, "packs": PACKS, "picks_per_pack": PICKS, "set": "TST (tests/drafts/conftest.py::make_set)",
                          "bot": args.bot, "load_pick_timer": args.load_timer,
                          "load_think_s": list(args.load_think), "threshold_ms": THRESHOLD_MS,
                          "database": BENCH_DB, "channel_prefix": TAG, "celery_queue": TAG,

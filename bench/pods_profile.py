@@ -66,7 +66,7 @@ def run(args) -> int:
     from django.test.utils import CaptureQueriesContext
 
     from drafts import online
-    from tests.drafts.shell.conftest import make_set
+    from tests.drafts.conftest import make_set
 
     make_set("TST")
 

@@ -118,3 +118,17 @@ def test_a_planted_cycle_is_found(tmp_path):
     g, inner = import_graph(project_modules(tmp_path))
     assert [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1] == [["decks.a", "decks.b"]]
     assert inner == [("decks.b", 2, "    from decks.a import x  # noqa: PLC0415 planted")]
+
+
+def test_tests_mirror_the_code():
+    """tests/<app>/core/ holds the tests of pure code: they use no Django (no import, no database)."""
+    tests = ROOT / "tests"
+    bad = []
+    for app in APPS:
+        for path in sorted((tests / app / "core").glob("*.py")):
+            source = path.read_text()
+            if re.search(r"^\s*(from|import)\s+(django|rest_framework|channels)\b|django_db|\bclient\b", source, re.M):
+                bad.append(str(path.relative_to(ROOT)))
+    assert not bad, f"tests of pure code that use Django: {bad}"
+    strays = sorted(p.name for p in tests.iterdir() if p.is_dir() and p.name not in (*APPS, "fixtures", "__pycache__"))
+    assert not strays, f"test folders that mirror no app: {strays}"

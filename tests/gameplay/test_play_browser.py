@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.gameplay.play_fixtures import advice_worker, game_env  # noqa: F401  (fixtures)
-from tests.web.test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (fixtures)
+from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (fixtures)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 

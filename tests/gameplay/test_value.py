@@ -9,7 +9,7 @@ from gameplay.core.advisor import recommend
 from gameplay.core.search.base import Budget, SearchConfig
 from gameplay.core.value import FEATURES, ValueModel, ValueModelError, features, fit, swap_sides
 from tests.gameplay.conftest import deck_list
-from tests.gameplay.test_search import drive, main_phase_choice
+from tests.gameplay.core.test_search import drive, main_phase_choice
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from decks.core.decklist import parse_decklist
 from decks.models import Card, Deck, DeckCard
 from decks.services import card_index
-from tests.web.test_pages import GOOD_LIST, PAUPER_LIST
+from tests.decks.test_pages import GOOD_LIST, PAUPER_LIST
 
 pytestmark = pytest.mark.django_db
 EAGER = settings.STACK == "embedded"  # tasks run in the request; the services stack queues them

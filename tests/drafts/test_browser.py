@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.web.test_browser import ARTIFACTS, CHROMIUM, browser, page  # noqa: F401  (fixtures)
+from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser, page  # noqa: F401  (fixtures)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.browser,
 def test_simulate_a_pod_and_read_a_seat(daphne_server, page):
     from playwright.sync_api import expect
 
-    from tests.drafts.shell.conftest import make_set
+    from tests.drafts.conftest import make_set
 
     make_set("TST")
     page.goto(f"{daphne_server}/drafts/")

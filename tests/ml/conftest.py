@@ -21,7 +21,7 @@ def drafted_set(db):
     """The hand-made TST set and 12 stored pods drafted by the draftsim bot."""
     from django.core.management import call_command
 
-    from tests.drafts.shell.conftest import make_set
+    from tests.drafts.conftest import make_set
 
     make_set("TST")
     call_command("simulate_drafts", "--set", "TST", "--pods", "12", "--bots", "draftsim", "--seed", "7", "--no-decks",

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.web.test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (fixtures)
+from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (fixtures)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -44,7 +44,7 @@ def test_two_people_draft_against_bots_and_build_a_deck(daphne_server, browser):
     from django.db import connections
 
     from drafts.models import DraftPick
-    from tests.drafts.shell.conftest import make_set
+    from tests.drafts.conftest import make_set
 
     make_set("TST")
     host_ctx, host = new_page(browser)

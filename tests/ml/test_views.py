@@ -7,7 +7,7 @@ from safetensors.torch import save_file
 
 from ml import registry
 from ml.models import ModelVersion, TrainingRun
-from tests.ml_models.conftest import archetype_config, tiny_tensors
+from tests.ml.conftest import archetype_config, tiny_tensors
 
 pytestmark = pytest.mark.django_db
 SCOPE = "archetype:TST"

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.web.test_browser import ARTIFACTS, CHROMIUM, browser, page  # noqa: F401  (fixtures)
+from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser, page  # noqa: F401  (fixtures)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
@@ -68,7 +68,7 @@ def test_footer_credits_the_sources_the_site_imports(daphne_server, page):  # no
 
 def test_set_pickers_name_their_sets(daphne_server, page):  # noqa: F811
     from decks.models import CardSet
-    from tests.drafts.shell.conftest import make_set
+    from tests.drafts.conftest import make_set
 
     for code in ("BLB", "ZZZ"):  # as the 17Lands set lists import them: a code and no name
         make_set(code)
@@ -104,7 +104,7 @@ def test_navigation_fits_on_one_line_at_1280px(daphne_server, page, staff, djang
 def test_model_notes_say_what_each_version_is(daphne_server, page, django_user_model, settings, tmp_path):  # noqa: F811
     from ml import registry
     from ml.defaults import register_shipped
-    from tests.ml_models.conftest import archetype_config, tiny_tensors
+    from tests.ml.conftest import archetype_config, tiny_tensors
 
     settings.MTG_MODEL_DIR = tmp_path / "models"
     shipped = register_shipped(log=lambda *_: None)

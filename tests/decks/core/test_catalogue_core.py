@@ -25,7 +25,7 @@ from decks.core.catalogue import (
     read_oracle_corpus,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
 def write_json(path: Path, doc) -> Path:

@@ -11,7 +11,7 @@ import pytest
 
 from ml.models import ModelVersion, TrainingRun
 from tests.conftest import start_worker
-from tests.web.test_browser import CHROMIUM, browser  # noqa: F401  (fixture)
+from tests.decks.test_browser import CHROMIUM, browser  # noqa: F401  (fixture)
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
@@ -99,7 +99,7 @@ def test_run_page_progress_bar_reaches_100_in_the_browser(training_worker, daphn
     expect(page.locator("#run-percent")).to_have_text("100.0%")
     expect(page.locator("#run-log")).to_contain_text("held-out top-1")
     expect(page.locator("#run-version")).to_be_visible()
-    from tests.web.test_browser import ARTIFACTS
+    from tests.decks.test_browser import ARTIFACTS
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "model-run.png"), full_page=True)
