@@ -6,11 +6,21 @@ arrays here.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from decks.core.rules import FORMATS
-from ml.datasets import card_tables, names_sha1
-from ml.registry import NoActiveModel, load_active
+from ml.completion.retrieval import RetrievalParams
+from ml.datasets import card_tables, deck_arrays, names_sha1, split_day
+from ml.diffusion.complete import Completer
+from ml.diffusion.data import split_by_date
+from ml.diffusion.masked import MaskedConfig, MaskedDenoiser
+from ml.diffusion.masked_sampler import MaskedCompleter
+from ml.diffusion.masked_train import prepare
+from ml.diffusion.model import DeckDenoiser
+from ml.diffusion.schedule import cosine_schedule
+from ml.embeddings.service import active_embeddings
+from ml.registry import NoActiveModel, active_version, load_active, load_version
 
 
 def device() -> str:
@@ -19,15 +29,8 @@ def device() -> str:
 
 def build_completer(diffusion=None):
     """The Completer of the active versions (or of the ``diffusion`` ModelVersion given, for evaluation)."""
-    from ml.diffusion.complete import Completer
-    from ml.diffusion.model import DeckDenoiser
-    from ml.diffusion.schedule import cosine_schedule
-    from ml.embeddings.service import active_embeddings
-
     emb = active_embeddings()
     if diffusion is not None:
-        from ml.registry import load_version
-
         diff = load_version(diffusion)
     else:
         diff = load_active("deck_diffusion")
@@ -52,17 +55,6 @@ def build_masked_completer(version=None, split_date: str | None = None):
     The completer's ``deck_ids`` maps the rows of its sources to ``Deck`` ids and ``version`` is the
     ``ModelVersion`` used (None for the neighbour vote).
     """
-    import numpy as np
-
-    from ml.completion.retrieval import RetrievalParams
-    from ml.datasets import deck_arrays, split_day
-    from ml.diffusion.data import split_by_date
-    from ml.diffusion.masked import MaskedConfig, MaskedDenoiser
-    from ml.diffusion.masked_sampler import MaskedCompleter
-    from ml.diffusion.masked_train import prepare
-    from ml.embeddings.service import active_embeddings
-    from ml.registry import active_version, load_version
-
     emb = active_embeddings()
     names = emb.names
     if version is None:

@@ -13,6 +13,7 @@ import numpy as np
 from decks.core.rules import FORMATS
 from ml.completion.evaluate import compare
 from ml.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, names_sha1, split_day
+from ml.diffusion.data import card_popularity, split_by_date
 from ml.kinds import ConfigError, Kind, TrainingError, need, settle
 from ml.models import ModelVersion
 from ml.progress import Progress
@@ -36,7 +37,7 @@ DIFFUSION_DEFAULTS = {"steps": 3000, "batch": 64, "lr": 5e-4, "warmup": 200, "d_
 
 
 def _active_embeddings():
-    from ml.embeddings.service import active_embeddings  # torch: kept off Django start-up
+    from ml.embeddings.service import active_embeddings  # noqa: PLC0415 torch: kept off Django start-up
 
     try:
         return active_embeddings()
@@ -46,8 +47,6 @@ def _active_embeddings():
 
 def _training_decks(arrays, split, seed: int, limit: int | None):
     """(training decks, held-out decks): split by first-seen date, at most ``limit`` training decks."""
-    from ml.diffusion.data import split_by_date  # torch: kept off Django start-up
-
     train_arrays, test_arrays = split_by_date(arrays, split)
     if limit:
         rng = np.random.default_rng(seed)
@@ -65,11 +64,11 @@ def checkpoint_path(seed: int):
 def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train the masked completer and register an inactive version. ``preset``: quick (a tiny model in seconds)
     or default (the dataclasses'); the model and training parameters override it."""
-    # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    from ml.completion.retrieval import RetrievalParams
-    from ml.diffusion.masked import MaskedConfig
-    from ml.diffusion.masked_sampler import INFERENCE_GATE
-    from ml.diffusion.masked_train import TrainConfig, prepare, train
+    # torch takes seconds to import, scipy a tenth: kept off Django start-up (MlConfig.ready imports this module)
+    from ml.completion.retrieval import RetrievalParams  # noqa: PLC0415 scipy: kept off Django start-up
+    from ml.diffusion.masked import MaskedConfig  # noqa: PLC0415 torch: kept off Django start-up
+    from ml.diffusion.masked_sampler import INFERENCE_GATE  # noqa: PLC0415 torch: kept off Django start-up
+    from ml.diffusion.masked_train import TrainConfig, prepare, train  # noqa: PLC0415 torch: kept off Django start-up
 
     p = settle(params, MASKED_DEFAULTS)
     if p["preset"] not in ("quick", "default"):
@@ -165,8 +164,6 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
 
 def _held_out(names, split_date: str):
     """(training decks, held-out decks, card tables) of the corpus split at ``split_date``."""
-    from ml.diffusion.data import split_by_date  # torch: kept off Django start-up
-
     train_arrays, test = split_by_date(deck_arrays(names), split_day(split_date))
     if len(test) == 0:
         raise TrainingError("no held-out decks (first seen after the split date) to evaluate on")
@@ -196,8 +193,7 @@ def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> 
     """eval_completion's measure (main/side recall at K, validity) on the decks first seen on or after the
     version's split date, with the retrieval index fitted on the decks before it (no leak)."""
     # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    from ml.completion_service import build_masked_completer
-    from ml.diffusion.data import card_popularity
+    from ml.completion_service import build_masked_completer  # noqa: PLC0415 torch: kept off Django start-up
 
     progress.expect(2)
     bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
@@ -223,9 +219,9 @@ def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> 
 def train_diffusion(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train the Manamorphosis denoiser (set transformer DDPM over card embeddings); register an inactive version."""
     # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    from ml.completion_service import device as default_device
-    from ml.diffusion.model import DeckDenoiser, DenoiserConfig
-    from ml.diffusion.trainer import TrainConfig, train
+    from ml.completion_service import device as default_device  # noqa: PLC0415 torch: kept off Django start-up
+    from ml.diffusion.model import DeckDenoiser, DenoiserConfig  # noqa: PLC0415 torch: kept off Django start-up
+    from ml.diffusion.trainer import TrainConfig, train  # noqa: PLC0415 torch: kept off Django start-up
 
     p = settle(params, DIFFUSION_DEFAULTS)
     emb = _active_embeddings()
@@ -277,15 +273,16 @@ class DiffusionMethod:
             return [(self.names[i], int(n)) for i, n in zip(u, c)]
         done = self.completer.complete(counts(main_known), counts(side_known), FORMATS[int(fmt)], seed=int(seed),
                                        sampler=self.sampler, steps=self.steps)
-        expand = lambda pairs: np.array([self.index[n] for n, c in pairs for _ in range(c)], dtype=np.int64)
+
+        def expand(pairs):
+            return np.array([self.index[n] for n, c in pairs for _ in range(c)], dtype=np.int64)
         return expand(done.main), expand(done.side)
 
 
 def evaluate_diffusion(version: ModelVersion, params: dict, progress: Progress) -> dict:
     """eval_completion's measure (main/side recall at K, validity) on held-out corpus decks, for this version."""
     # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    from ml.completion_service import build_completer
-    from ml.diffusion.data import card_popularity
+    from ml.completion_service import build_completer  # noqa: PLC0415 torch: kept off Django start-up
 
     progress.expect(2)
     bar = progress.bar(total=1, desc="loading decks and the model")
@@ -308,7 +305,7 @@ def evaluate_diffusion(version: ModelVersion, params: dict, progress: Progress) 
 
 def _state_shapes(build, what: str) -> dict:
     """The tensor shapes of the network ``build()`` makes on PyTorch's meta device (no memory, no computation)."""
-    import torch  # kept off Django start-up
+    import torch  # noqa: PLC0415 kept off Django start-up
 
     try:
         with torch.device("meta"):
@@ -321,14 +318,14 @@ def _state_shapes(build, what: str) -> dict:
 
 
 def diffusion_shapes(config: dict) -> dict:
-    from ml.diffusion.model import DeckDenoiser, DenoiserConfig  # torch: kept off Django start-up
+    from ml.diffusion.model import DeckDenoiser, DenoiserConfig  # noqa: PLC0415 torch: kept off Django start-up
 
     need(config, "model")
     return _state_shapes(lambda: DeckDenoiser(DenoiserConfig.from_dict(config["model"])), "a denoiser")
 
 
 def masked_shapes(config: dict) -> dict:
-    from ml.diffusion.masked import MaskedConfig, MaskedDenoiser  # torch: kept off Django start-up
+    from ml.diffusion.masked import MaskedConfig, MaskedDenoiser  # noqa: PLC0415 torch: kept off Django start-up
 
     need(config, "model", "cards")
     if config.get("format", MASKED_FORMAT) != MASKED_FORMAT:

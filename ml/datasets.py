@@ -14,6 +14,7 @@ from django.db.models import Max
 from decks.core.cards import BASIC_LAND_NAMES
 from decks.core.rules import FORMATS
 from decks.models import Card, Deck, DeckCard, Legality
+from ml.diffusion.data import DeckArrays, load_npz, save_npz
 
 EPOCH = dt.date(1970, 1, 1)
 DEFAULT_SPLIT = "2026-05-01"  # decks first seen on or after this date are held out
@@ -71,8 +72,6 @@ def _fetch(sql: str, params=()):
 def deck_arrays(names: list[str], cache_dir: Path | None = None):
     """Every corpus list whose 60 + 15 cards are all in ``names``, as DeckArrays with their Deck ids, in id
     order (cached as .npz)."""
-    from ml.diffusion.data import DeckArrays, load_npz, save_npz
-
     corpus = Deck.objects.filter(source="corpus")
     # "ids": the rows carry their Deck ids (files of the older layout, without them, are not reused)
     key = hashlib.sha1(f"ids|{names_sha1(names)}|{corpus.count()}|{corpus.aggregate(m=Max('id'))['m']}".encode()).hexdigest()[:16]

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from decks.models import Card
+from ml.embeddings.doc2vec import diffusion_space, train_doc2vec
 from ml.embeddings.text import card_tokens
 from ml.kinds import Kind, TrainingError, need, settle
 from ml.models import ModelVersion
@@ -55,11 +56,11 @@ def token_groups(docs: list[list[str]]) -> np.ndarray:
 
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train on the catalogue and register an inactive version (params: DEFAULTS' keys and ``notes``)."""
-    # torch and gensim take seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    import torch
+    # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module); gensim is
+    # imported by train_doc2vec itself
+    import torch  # noqa: PLC0415 kept off Django start-up
 
-    from ml.embeddings.classifier import classifier_report, train_classifier
-    from ml.embeddings.doc2vec import diffusion_space, train_doc2vec
+    from ml.embeddings.classifier import classifier_report, train_classifier  # noqa: PLC0415 torch: kept off Django start-up
 
     p = settle(params, DEFAULTS)
     progress.expect(3)  # tokens, doc2vec, classifier
@@ -132,7 +133,7 @@ def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
 
 def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:
     """The classifier's top-1 on the stored embeddings, clean and under noise."""
-    from ml.embeddings.classifier import classifier_report  # torch: kept off Django start-up
+    from ml.embeddings.classifier import classifier_report  # noqa: PLC0415 torch: kept off Django start-up
 
     bar = progress.bar(total=2, desc="loading the version")
     loaded = load_version(version)

@@ -6,6 +6,7 @@ tensors per process, so a newly activated version is picked up without a restart
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -74,7 +75,7 @@ def code_version() -> str:
 
 
 def save_tensors(path: Path, tensors: dict, metadata: dict | None = None) -> None:
-    from safetensors.torch import save_file  # imports torch (seconds): kept off Django start-up
+    from safetensors.torch import save_file  # noqa: PLC0415 imports torch (seconds): kept off Django start-up
 
     path.parent.mkdir(parents=True, exist_ok=True)
     clean = {k: v.detach().contiguous().cpu() for k, v in tensors.items()}
@@ -244,8 +245,8 @@ def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", a
         raise UploadRejected(f"The config does not fit {kind}: {exc}.") from None
     if kind == "draft_bot" and ":" not in scope:
         raise UploadRejected("A draft bot's scope is FAMILY:SET, e.g. neural:BLB.")
-    fh = open(file, "rb") if isinstance(file, (str, Path)) else file
-    try:
+    with contextlib.ExitStack() as files:  # a path is opened (and closed) here, a file object is the caller's
+        fh = files.enter_context(open(file, "rb")) if isinstance(file, (str, Path)) else file
         size = getattr(fh, "size", None)
         if size is None:
             size = os.fstat(fh.fileno()).st_size
@@ -266,27 +267,23 @@ def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", a
         folder.mkdir(parents=True, exist_ok=True)
         target = folder / f"upload-{uuid.uuid4().hex[:12]}.safetensors"
         fh.seek(0)
-        tmp = tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".part")
+        descriptor, part = tempfile.mkstemp(dir=folder, suffix=".part")
         try:
-            written = 0
-            while True:
-                block = fh.read(1 << 20)
-                if not block:
-                    break
-                written += len(block)
-                if written > limit:
-                    raise UploadRejected("The file grew past the size limit while it was copied.")
-                tmp.write(block)
-            tmp.close()
-            os.chmod(tmp.name, 0o644)
-            os.replace(tmp.name, target)
+            with os.fdopen(descriptor, "wb") as tmp:
+                written = 0
+                while True:
+                    block = fh.read(1 << 20)
+                    if not block:
+                        break
+                    written += len(block)
+                    if written > limit:
+                        raise UploadRejected("The file grew past the size limit while it was copied.")
+                    tmp.write(block)
+            os.chmod(part, 0o644)
+            os.replace(part, target)
         except BaseException:
-            tmp.close()
-            Path(tmp.name).unlink(missing_ok=True)
+            Path(part).unlink(missing_ok=True)
             raise
-    finally:
-        if fh is not file:
-            fh.close()
     try:
         return register_file(kind, target, config, metrics or {}, scope=scope, activate=activate,
                              data_snapshot={"uploaded_by": user} if user else {},
@@ -305,7 +302,7 @@ def active_version(kind: str, scope: str = "") -> ModelVersion:
 
 
 def load_version(version: ModelVersion) -> LoadedModel:
-    from safetensors.torch import load_file  # imports torch (seconds): kept off Django start-up
+    from safetensors.torch import load_file  # noqa: PLC0415 imports torch (seconds): kept off Django start-up
 
     path = resolve_path(version.weights_path)
     if not path.exists():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -105,8 +106,6 @@ def read_header(fh: BinaryIO, size: int) -> Header:
 
 
 def read_header_path(path) -> Header:
-    import os
-
     with open(path, "rb") as fh:
         return read_header(fh, os.fstat(fh.fileno()).st_size)
 

@@ -240,7 +240,7 @@ def execute(run_id: int, listener=None) -> TrainingRun:
     except RunCancelled:
         reporter.lines.append("cancelled")
         TrainingRun.objects.filter(pk=run.pk).update(log="\n".join(reporter.lines)[-TrainingRun.LOG_LIMIT:])
-    except Exception as exc:  # recorded on the run, the worker lives on
+    except Exception as exc:  # noqa: BLE001 any failure is recorded on the run, the worker lives on
         tb = traceback.format_exc(limit=8)
         reporter.lines.append(tb)
         message = str(exc) or type(exc).__name__

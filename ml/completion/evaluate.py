@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ml.diffusion.masking import known_from_count
+
 __all__ = ["evaluate", "compare", "sign_test", "paired", "sample_decks", "known_mask", "multiset_overlap", "multiset_difference",
            "check_completion"]
 
@@ -93,7 +95,7 @@ def sample_decks(n_test: int, n_decks: int, seed: int) -> np.ndarray:
 def known_mask(row, K: int, popularity, seed: int, deck: int, mask_fn: Callable | None = None) -> np.ndarray:
     """bool [60]: the main slots the user "knows" for test deck ``deck`` (same for every method)."""
     if mask_fn is None:
-        from ml.diffusion.masking import known_from_count as mask_fn
+        mask_fn = known_from_count
     rng = np.random.default_rng([int(seed), int(K), int(deck)])
     mask = np.asarray(mask_fn(np.asarray(row), int(K), popularity, rng), dtype=bool)
     if mask.shape != (len(row),):
@@ -156,7 +158,7 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
         t0 = time.perf_counter()
         try:
             out_main, out_side = completer_fn(known.copy(), no_side.copy(), fmt, int(seed) + d)
-        except Exception as exc:  # a failed completion scores 0 and is invalid
+        except Exception as exc:  # noqa: BLE001 any method's failure (its own exceptions) scores 0 and is invalid
             seconds += time.perf_counter() - t0
             errors += 1
             first_error = first_error or f"{type(exc).__name__}: {exc}"
@@ -228,8 +230,8 @@ def compare(methods: dict[str, Callable], test, popularity: np.ndarray, Ks: int 
         for K in Ks:
             cb = None
             if progress:
-                base = done
-                cb = (lambda i, _n, base=base, name=name, K=K: progress(base + i, total, f"{name} K={K}"))
+                def cb(i, _n, base=done, name=name, K=K):
+                    return progress(base + i, total, f"{name} K={K}")
             out[name][K] = evaluate(fn, test, popularity, K, n_decks, seed, legal, copy_limit, cb, **kwargs)
             done += per_run
     return out

@@ -145,7 +145,6 @@ class MaskedCompleter:
     def _fill_board(self, b: _Builder, f: int, nb: Neighbours, board: int, steps: int,
                     wide: Neighbours | None = None) -> tuple[int, dict]:
         """Unmask one board in ``steps`` rounds; returns (rounds run, confidence per added card)."""
-        V = self.tables.token.size
         add = b.add_main if board == 0 else b.add_side
         left = (lambda: b.main_left) if board == 0 else (lambda: b.side_left)
         part = "main" if board == 0 else "side"

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from ml.completion.retrieval import NeighbourVoteBaseline, RetrievalParams
 from ml.diffusion.data import card_popularity
@@ -110,8 +112,6 @@ def text_init(model: MaskedDenoiser, cards: np.ndarray, text_vectors: np.ndarray
 
 
 def _save_checkpoint(path: Path, model, opt, step: int, meta: dict) -> None:
-    from safetensors.torch import save_file
-
     tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
     for i, state in opt.state_dict()["state"].items():
         for name in ("exp_avg", "exp_avg_sq", "step"):
@@ -124,8 +124,6 @@ def _save_checkpoint(path: Path, model, opt, step: int, meta: dict) -> None:
 
 
 def _load_checkpoint(path: Path, model, opt) -> tuple[int, dict]:
-    from safetensors import safe_open
-
     with safe_open(str(path), framework="pt") as fh:
         md = fh.metadata() or {}
         if md.get("format") != CHECKPOINT_FORMAT:

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 from .data import DeckArrays, card_popularity
 from .masking import batch_masks
@@ -168,8 +170,6 @@ def _evaluate(model, sched, E, arrays: DeckArrays | None, pop, tc: TrainConfig, 
 
 def save_checkpoint(path, model, ema_model, opt, step: int, mc: DenoiserConfig, tc: TrainConfig,
                     history: list) -> None:
-    from safetensors.torch import save_file
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tensors = {f"model/{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
@@ -188,9 +188,6 @@ def save_checkpoint(path, model, ema_model, opt, step: int, mc: DenoiserConfig, 
 
 def load_checkpoint(path) -> tuple[dict, dict]:
     """(tensors, metadata with configs/history decoded) of a training checkpoint; nothing unpickled."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
     tensors = load_file(str(path))
     with safe_open(str(path), framework="pt") as fh:
         meta = dict(fh.metadata() or {})

@@ -15,6 +15,7 @@ the shared weights and runs differ slightly.
 from __future__ import annotations
 
 import logging
+import zlib
 from typing import Callable
 
 import numpy as np
@@ -24,8 +25,6 @@ logger = logging.getLogger(__name__)
 
 def _seeded_hash(text: str) -> int:
     """A PYTHONHASHSEED-independent hash for gensim's ``hashfxn`` (kept for any gensim code path that uses it)."""
-    import zlib
-
     return zlib.crc32(text.encode("utf-8"))
 
 
@@ -37,8 +36,8 @@ def train_doc2vec(docs: list[list[str]], dim: int = 128, epochs: int = 30, seed:
     ``progress(epoch, total)`` is called after each epoch (epoch counts from 1). When ``stats`` is a dict it
     receives ``vocab`` (number of distinct tokens kept, count >= min_count) and ``corpus_words``.
     """
-    from gensim.models.callbacks import CallbackAny2Vec
-    from gensim.models.doc2vec import Doc2Vec, TaggedDocument
+    from gensim.models.callbacks import CallbackAny2Vec  # noqa: PLC0415 gensim is heavy: imported only to train
+    from gensim.models.doc2vec import Doc2Vec, TaggedDocument  # noqa: PLC0415 gensim is heavy: only to train
 
     if not docs:
         raise ValueError("train_doc2vec needs at least one document")

@@ -11,8 +11,10 @@ import threading
 from dataclasses import dataclass, field
 
 import torch
+from django.db import DatabaseError
 
 from ml.embeddings.classifier import CardClassifier
+from ml.registry import NoActiveModel, load_active
 
 logger = logging.getLogger(__name__)
 KIND = "card_embeddings"
@@ -55,8 +57,6 @@ class Embeddings:
 def active_embeddings() -> Embeddings:
     """The active ``card_embeddings`` version (raises ``ml.registry.NoActiveModel`` when there is none)."""
     global _cached
-    from ml.registry import load_active
-
     loaded = load_active(KIND)
     with _lock:
         if _cached is not None and _cached.version_id == loaded.version.pk \
@@ -77,10 +77,6 @@ def similar_cards(name: str, k: int = 10) -> list[tuple[str, float]]:
 
     ``[]`` when no embeddings version is active, the weights are missing, or the card is unknown.
     """
-    from django.db import DatabaseError
-
-    from ml.registry import NoActiveModel
-
     try:
         return active_embeddings().similar(name, k)
     except (NoActiveModel, DatabaseError, OSError, KeyError, ValueError) as exc:

@@ -67,11 +67,11 @@ def stopwords() -> frozenset[str]:
     folder = str(NLTK_DATA_DIR)
     if folder not in os.environ.get("NLTK_DATA", "").split(os.pathsep):
         os.environ["NLTK_DATA"] = os.pathsep.join(p for p in (folder, os.environ.get("NLTK_DATA")) if p)
-    import nltk  # after NLTK_DATA is set: nltk reads it into nltk.data.path on first import
+    import nltk  # noqa: PLC0415 after NLTK_DATA is set (nltk reads it on first import); nltk is heavy
 
     if folder not in nltk.data.path:
         nltk.data.path.insert(0, folder)  # nltk was imported earlier, before NLTK_DATA pointed here
-    from nltk.corpus import stopwords as corpus
+    from nltk.corpus import stopwords as corpus  # noqa: PLC0415 nltk: kept off Django start-up
 
     return frozenset(corpus.words("english"))
 
