@@ -72,7 +72,7 @@ class JobConsumer(AsyncWebsocketConsumer):
     {"v": 1, "type": "job", "job": {id, status, progress, message, error, deck, result}}."""
 
     async def connect(self):
-        from decks.completion import job_group
+        from decks.completion.service import job_group
 
         self.job_id = str(self.scope["url_route"]["kwargs"]["job_id"])
         payload = await self._payload()
@@ -97,7 +97,7 @@ class JobConsumer(AsyncWebsocketConsumer):
 
     @database_sync_to_async
     def _payload(self):
-        from decks.completion import job_payload
+        from decks.completion.service import job_payload
         from decks.models import CompletionJob
 
         job = CompletionJob.objects.filter(pk=self.job_id).first()

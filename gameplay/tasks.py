@@ -7,7 +7,6 @@ from django.conf import settings
 
 from gameplay.carddb import get_engine
 from gameplay.core.parallel import search_part as run_part
-from gameplay.gauntlet_tasks import play_gauntlet_game  # noqa: F401 - the gauntlet's task, found by autodiscovery here
 from gameplay.play import PROTOCOL_VERSION, advice, session
 
 _log = logging.getLogger(__name__)

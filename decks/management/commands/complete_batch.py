@@ -11,7 +11,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
+from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.management.importing import progress
 
 

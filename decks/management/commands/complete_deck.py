@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
+from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.core.decklist import Entry, ParsedDeck
 from decks.core.export import to_arena, to_mtgo
 
@@ -61,7 +61,7 @@ class Command(BaseCommand):
         for warning in getattr(completion, "warnings", None) or ():
             self.stderr.write(f"warning: {warning}")
         if req.model == "masked":
-            from decks.completion import source_decks
+            from decks.completion.service import source_decks
 
             for source in source_decks(completer, completion):
                 self.stderr.write(f"drew on: {source['event']} ({source['date'] or 'no date'}), deck {source['deck']}, "

@@ -2,7 +2,7 @@
 
 Flow: :func:`load_decks` gathers decks (the sample decks, saved decks, decklist text) ->
 :func:`create_run` refuses decks with unknown or unsupported cards (listing them), stores a
-``GauntletRun`` and one ``GauntletGame`` per scheduled game -> ``gameplay.gauntlet_tasks.enqueue_games``
+``GauntletRun`` and one ``GauntletGame`` per scheduled game -> ``gameplay.gauntlet.tasks.enqueue_games``
 sends one Celery task per game (``gameplay.gauntlet_game``), so every worker plays games in parallel;
 the command may instead play them in its own processes (:func:`run_locally`).
 
@@ -32,7 +32,7 @@ from decks.models import Deck
 from decks.services import card_index, parsed_from_deck
 from gameplay import carddb
 from gameplay.core import gauntlet as core
-from gameplay.gauntlet_models import GauntletGame, GauntletRun
+from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
 
 log = logging.getLogger(__name__)
@@ -350,7 +350,7 @@ def cancel_run(run: GauntletRun) -> bool:
 
 def reopen_games(run: GauntletRun) -> bool:
     """Make the games of a run that did not finish (a worker died) playable again, to queue them again
-    (``gameplay.gauntlet_tasks.resume_run``); recorded games stay counted once. False when the run is over."""
+    (``gameplay.gauntlet.tasks.resume_run``); recorded games stay counted once. False when the run is over."""
     if run.status not in ("pending", "running"):
         return False
     GauntletGame.objects.filter(run=run, status="running").update(status="pending")
