@@ -51,8 +51,8 @@ def complete_deck_task(job_id: str) -> dict:
         if job is not None:
             try:
                 publish_job(job)
-            except Exception:
-                pass
+            except Exception:  # best effort (the channel layer may be down too): the batch's error is re-raised below
+                log.warning("could not publish failed job %s", job_id, exc_info=True)
         raise
     if job is None:
         return {"id": job_id, "status": "failed", "error": "No such job."}
