@@ -142,6 +142,13 @@ def register(model: value.ValueModel, notes: str = "") -> ModelVersion:
         raise
 
 
+def active_value_weights() -> str | None:
+    """The weights file of the active ``game_policy`` version of the model registry (None: none active): the
+    resolver of ``gameplay.core.value``, set by ``GameplayConfig.ready``."""
+    version = ModelVersion.objects.filter(kind=KIND, scope="", active=True).only("weights_path").first()
+    return str(registry.resolve_path(version.weights_path)) if version is not None else None
+
+
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """``fit``, then ``register`` (an inactive version)."""
     return register(fit(params, progress), params.get("notes") or "")

@@ -32,6 +32,9 @@ from decks.models import Deck
 from decks.services import card_index, parsed_from_deck
 from gameplay import carddb
 from gameplay.core import gauntlet as core
+from gameplay.core.advisor import LEVELS
+from gameplay.core.engine import DIFFICULTIES
+from gameplay.core.players import make_player
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
 
@@ -88,13 +91,13 @@ def split_decklists(text: str) -> list[str]:
     """Several decklists in one text: separated by ``---`` / ``===`` lines, or each starting with ``Name: ...``."""
     blocks, current = [], []
     for line in (text or "").splitlines():
-        if _SEPARATOR.match(line) or (_NAME.match(line) and any(l.strip() for l in current)):
+        if _SEPARATOR.match(line) or (_NAME.match(line) and any(row.strip() for row in current)):
             blocks.append(current)
             current = [] if _SEPARATOR.match(line) else [line]
             continue
         current.append(line)
     blocks.append(current)
-    return ["\n".join(b) for b in blocks if any(l.strip() for l in b)]
+    return ["\n".join(b) for b in blocks if any(row.strip() for row in b)]
 
 
 def decks_from_text(text: str, default_name: str = "deck", source: str = "text") -> list[dict]:
@@ -170,24 +173,13 @@ def check_decks(decks: list[dict], *, build_support: bool = False) -> list[dict]
 
 def player_choices() -> list[str]:
     """Player specs to suggest: the engine's AI levels, random play, and our search levels."""
-    from gameplay.core.engine import DIFFICULTIES
-
-    out = [f"engine:{d}" for d in DIFFICULTIES] + ["random"]
-    try:
-        from gameplay.core.advisor import LEVELS
-    except Exception:  # the search module is optional here
-        return out
-    return out + [f"search:{level}" for level in LEVELS]
+    return [f"engine:{d}" for d in DIFFICULTIES] + ["random"] + [f"search:{level}" for level in LEVELS]
 
 
 def check_player(spec: str) -> str:
-    from gameplay.core.players import make_player
-
     spec = (spec or "").strip()
     try:
         make_player(spec, 0)
-    except ImportError:
-        raise GauntletError(f"The player {spec!r} is not available here (its module is missing).") from None
     except (ValueError, KeyError) as exc:
         raise GauntletError(f"Bad player {spec!r}: {exc}") from None
     return spec
