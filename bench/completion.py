@@ -114,7 +114,7 @@ def main() -> int:
     novel_q = compare({k: methods[k] for k in ("masked", "neighbour_vote", "nearest")}, test, popularity, args.known,
                       args.n, args.seed, tables.legal, tables.copy_limit, decks=rows_novel, **kw)
     if args.mana_n > 0:
-        from decks.completion import get_completer
+        from decks.completion.service import get_completer
 
         try:
             mana = DiffusionMethod(get_completer("manamorphosis"), names, "fast", 50)

@@ -73,7 +73,7 @@ def main() -> int:
     import torch
     from django.conf import settings
 
-    from decks.completion import get_completer
+    from decks.completion.service import get_completer
     from ml.datasets import DEFAULT_SPLIT
     from ml.diffusion.complete import CompletionError
     from ml.registry import NoActiveModel, active_version

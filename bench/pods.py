@@ -238,15 +238,15 @@ def guest_session() -> str:
 
 
 def make_pods(n: int, bot: str, timer: int, label: str) -> list["Pod"]:
-    from drafts import online
+    from drafts.pods import service
 
     pods = []
     for i in range(n):
         keys = [guest_session() for _ in range(SEATS)]
-        draft, row = online.create_pod("TST", SEATS, bot, timer, f"{label} {i} s0", session_key=keys[0], seed=1000 + i)
+        draft, row = service.create_pod("TST", SEATS, bot, timer, f"{label} {i} s0", session_key=keys[0], seed=1000 + i)
         assert row.seat == 0
         for s in range(1, SEATS):
-            row, _ = online.join_pod(draft.pk, f"{label} {i} s{s}", session_key=keys[s])
+            row, _ = service.join_pod(draft.pk, f"{label} {i} s{s}", session_key=keys[s])
             assert row.seat == s, (row.seat, s)
         pods.append(Pod(index=i, draft_id=str(draft.pk), keys=keys))
     return pods
@@ -603,21 +603,21 @@ class Run:
 
 
 def online_connected(draft_id: str) -> set[int]:
-    from drafts import online
+    from drafts.pods import service
 
-    return online.connected_seats(draft_id)
+    return service.connected_seats(draft_id)
 
 
 def presence_check(run: Run) -> dict:
     """Seats whose client has an open socket but that the server lists as offline, and the reverse."""
     from django.db import connections
 
-    from drafts import online
+    from drafts.pods import service
 
     out = {"connected_but_offline": 0, "offline_but_listed": 0}
     try:
         for pod in run.pods:
-            listed = online.connected_seats(pod.draft_id)
+            listed = service.connected_seats(pod.draft_id)
             for c in pod.clients:
                 if c.complete:
                     continue

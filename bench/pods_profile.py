@@ -4,10 +4,10 @@
 
 Drops and re-creates the PostgreSQL database ``bench_pods_profile``, adds the hand-made TST set,
 opens 8-person pods of guests and lets every seat pick the first card of its pack in turn through
-:func:`drafts.online.make_pick`, the way the socket calls it (each call wrapped like Channels'
+:func:`drafts.pods.service.make_pick`, the way the socket calls it (each call wrapped like Channels'
 ``database_sync_to_async``: ``close_old_connections()`` before and after, so with CONN_MAX_AGE=0
 every pick opens a new database connection; the socket server itself keeps one, see
-POD_DB_CONN_MAX_AGE in drafts/consumers.py). Prints the time per pick (p50/p95/mean), the SQL
+POD_DB_CONN_MAX_AGE in drafts/pods/consumers.py). Prints the time per pick (p50/p95/mean), the SQL
 queries per pick (BEGIN and COMMIT included; PODS_PROFILE_SQL=1 prints one pick's statements), the
 time per statement kind, and with --cprofile the top functions by cumulative time. A diagnostic: the
 benchmark is bench/pods.py.
@@ -65,7 +65,7 @@ def run(args) -> int:
     from django.db import close_old_connections, connection
     from django.test.utils import CaptureQueriesContext
 
-    from drafts import online
+    from drafts.pods import service
     from tests.drafts.conftest import make_set
 
     make_set("TST")
@@ -78,10 +78,10 @@ def run(args) -> int:
 
     def new_pod():
         keys = [guest() for _ in range(8)]
-        draft, _ = online.create_pod("TST", 8, args.bot, 0, "p0", session_key=keys[0], seed=7)
+        draft, _ = service.create_pod("TST", 8, args.bot, 0, "p0", session_key=keys[0], seed=7)
         for s in range(1, 8):
-            online.join_pod(draft.pk, f"p{s}", session_key=keys[s])
-        online.start_pod(draft.pk, None, keys[0])
+            service.join_pod(draft.pk, f"p{s}", session_key=keys[s])
+        service.start_pod(draft.pk, None, keys[0])
         return draft.pk
 
     def as_consumer(fn, *a):  # what channels.db.database_sync_to_async does around each call
@@ -108,7 +108,7 @@ def run(args) -> int:
     connection.execute_wrappers.append(timed)
     n = 0
     while n < args.picks:
-        views = {s: online.snapshot(draft_id, s)[1] for s in range(8)}
+        views = {s: service.snapshot(draft_id, s)[1] for s in range(8)}
         if all(v["complete"] for v in views.values()):
             draft_id = new_pod()
             continue
@@ -120,7 +120,7 @@ def run(args) -> int:
             with CaptureQueriesContext(connection) as ctx:
                 if prof:
                     prof.enable()
-                as_consumer(online.make_pick, draft_id, seat, v["pack"][0]["name"], v["pack_number"],
+                as_consumer(service.make_pick, draft_id, seat, v["pack"][0]["name"], v["pack_number"],
                             v["pick_number"], cid)
                 if prof:
                     prof.disable()
@@ -135,7 +135,7 @@ def run(args) -> int:
     a = np.array(times)
     print(f"{len(a)} picks, CONN_MAX_AGE={args.conn_max_age}: make_pick p50 {np.percentile(a, 50):.2f} ms, "
           f"p95 {np.percentile(a, 95):.2f} ms, mean {a.mean():.2f} ms; CPU of this thread {np.mean(cpu):.2f} ms/pick; "
-          f"queries per pick {dict(sorted(queries.items()))}; pod cache hits {getattr(online, 'POD_CACHE', None) and online.POD_CACHE.hits}")
+          f"queries per pick {dict(sorted(queries.items()))}; pod cache hits {getattr(service, 'POD_CACHE', None) and service.POD_CACHE.hits}")
     for kind, ms in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"  {kind:<60} n={len(ms):<5} mean {np.mean(ms):.2f} ms  total {sum(ms):.0f} ms")
     if prof:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field,
                                    extend_schema_view)
 from rest_framework import mixins, serializers, status, viewsets
@@ -23,6 +22,7 @@ from decks.models import Card, Deck, Legality, Printing
 from decks.search import COLOR_CHOICES, SORTS, search_cards
 from decks.services import parsed_from_deck
 from decks.views import EXPORT_STYLES
+from ml.embeddings.service import similar_cards
 
 class _NoFormatOverride:
     """api_settings, except that ``?format=`` does not pick a renderer."""
@@ -89,8 +89,6 @@ class CardDetailSerializer(CardSerializer):
     @extend_schema_field({"type": "array", "items": {"type": "object", "properties": {
         "name": {"type": "string"}, "score": {"type": "number"}}}})
     def get_similar(self, card):
-        from ml.embeddings.service import similar_cards
-
         return [{"name": n, "score": round(s, 4)} for n, s in similar_cards(card.name, k=10)]
 
 

@@ -11,7 +11,8 @@ import json
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from decks.models import Deck
+from decks.completion.service import job_group, job_payload
+from decks.models import CompletionJob, Deck
 from decks.tasks import analyze_deck, deck_group
 
 PROTOCOL_VERSION = 1
@@ -72,8 +73,6 @@ class JobConsumer(AsyncWebsocketConsumer):
     {"v": 1, "type": "job", "job": {id, status, progress, message, error, deck, result}}."""
 
     async def connect(self):
-        from decks.completion import job_group
-
         self.job_id = str(self.scope["url_route"]["kwargs"]["job_id"])
         payload = await self._payload()
         if payload is None:
@@ -97,8 +96,5 @@ class JobConsumer(AsyncWebsocketConsumer):
 
     @database_sync_to_async
     def _payload(self):
-        from decks.completion import job_payload
-        from decks.models import CompletionJob
-
         job = CompletionJob.objects.filter(pk=self.job_id).first()
         return None if job is None else job_payload(job)

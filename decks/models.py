@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import models
 
 from decks.core.cards import COLOR_ORDER
+from decks.core.cards import mana_symbols as cost_symbols
 
 
 class Card(models.Model):
@@ -60,9 +61,7 @@ class Card(models.Model):
 
     @property
     def mana_symbols(self):
-        from decks.core.cards import mana_symbols
-
-        return mana_symbols(self.mana_cost)
+        return cost_symbols(self.mana_cost)
 
 
 class CardSet(models.Model):

@@ -7,7 +7,7 @@ from django.core.cache import cache
 from django.db import transaction
 
 from decks.core.catalogue import list_hash
-from decks.core.decklist import ParsedDeck
+from decks.core.decklist import Entry, ParsedDeck
 from decks.core.names import CardIndex
 from decks.core.rules import CardRules
 from decks.models import Card, Deck, DeckCard, Legality
@@ -73,8 +73,6 @@ def save_parsed_deck(parsed: ParsedDeck, fmt: str = "", name: str = "", owner=No
 
 
 def parsed_from_deck(deck: Deck) -> ParsedDeck:
-    from decks.core.decklist import Entry
-
     main, side = [], []
     for dc in deck.cards.select_related("card").order_by("card__name"):
         (main if dc.board == "main" else side).append(Entry(dc.card.name, dc.count))

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from decks.analysis import analyze
-from decks.completion import INTERNAL_ERROR, job_payload, publish_job, run_batch
+from decks.completion.service import INTERNAL_ERROR, job_payload, publish_job, run_batch
 from decks.models import CompletionJob, Deck
 from mtgsite import live
 from mtgsite.jobs import queue_on_commit
@@ -39,7 +39,7 @@ def analyze_deck(deck_id: int) -> dict:
 @shared_task(name="decks.complete_deck", acks_late=True)
 def complete_deck_task(job_id: str) -> dict:
     """Run deck completions as one batch: this job plus up to COMPLETION_BATCH_SIZE - 1 other queued ones
-    (``decks.completion.run_batch``); progress and each result go to the job rows and their websocket groups.
+    (``decks.completion.service.run_batch``); progress and each result go to the job rows and their websocket groups.
     A task whose job another batch already took returns at once with that job's current state."""
     try:
         job, claimed = run_batch(job_id)  # leaves no claimed job running when it raises
@@ -51,8 +51,8 @@ def complete_deck_task(job_id: str) -> dict:
         if job is not None:
             try:
                 publish_job(job)
-            except Exception:
-                pass
+            except Exception:  # best effort (the channel layer may be down too): the batch's error is re-raised below
+                log.warning("could not publish failed job %s", job_id, exc_info=True)
         raise
     if job is None:
         return {"id": job_id, "status": "failed", "error": "No such job."}
@@ -72,7 +72,7 @@ def enqueue_analysis(deck: Deck) -> bool:
 
 
 def enqueue_completion(job: CompletionJob) -> None:
-    """Queue the completion of a stored job (``decks.completion.create_job``) once the request's transaction
+    """Queue the completion of a stored job (``decks.completion.service.create_job``) once the request's transaction
     commits; with the broker down the job is marked failed, and its page says so, instead of a 500."""
     job_id = str(job.pk)
     queue_on_commit(lambda: complete_deck_task.delay(job_id), CompletionJob.objects.filter(pk=job.pk),

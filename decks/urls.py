@@ -1,6 +1,7 @@
 from django.urls import path
 
-from decks import completion_views, views
+from decks import views
+from decks.completion import views as completion_views
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -60,10 +60,11 @@ def decks_playing(card: Card, limit: int = MAX_CARD_DECKS):
 def card_detail(request, card_id: int):
     card = get_object_or_404(Card, pk=card_id)
     legalities = [
-        {"format": l.format, "status": l.status, "label": l.status.replace("_", " "),
-         "source": "MTGJSON" if l.source == "mtgjson" else "observed in decks"}
-        for l in sorted(card.legalities.all(),
-                        key=lambda l: (FORMATS.index(l.format) if l.format in FORMATS else len(FORMATS), l.format))
+        {"format": leg.format, "status": leg.status, "label": leg.status.replace("_", " "),
+         "source": "MTGJSON" if leg.source == "mtgjson" else "observed in decks"}
+        for leg in sorted(card.legalities.all(),
+                          key=lambda leg: (FORMATS.index(leg.format) if leg.format in FORMATS else len(FORMATS),
+                                           leg.format))
     ]
     faces = [{**face, "symbols": mana_symbols(face.get("mana_cost"))} for face in card.faces or [] if isinstance(face, dict)]
     printings = card.printings.select_related("card_set").order_by("-card_set__release_date", "card_set__code")

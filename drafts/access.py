@@ -6,15 +6,15 @@ bot's seat is public. Simulated and imported drafts are public.
 """
 from __future__ import annotations
 
-from drafts import online
 from drafts.models import Draft, DraftSeat
+from drafts.pods.service import consent_of, set_consent
 from mtgsite.guests import guest_key  # noqa: F401 - re-exported for the draft pages
 
 
 def current_consent(request) -> bool | None:
     """The data-sharing choice on file: the account's, or the guest session's (None: not asked yet)."""
     if request.user.is_authenticated:
-        return online.consent_of(request.user)
+        return consent_of(request.user)
     return request.session.get("draft_consent")
 
 
@@ -23,7 +23,7 @@ def remember_consent(request, value: bool | None) -> None:
     if value is None:
         return
     if request.user.is_authenticated:
-        online.set_consent(request.user, value)
+        set_consent(request.user, value)
         return
     request.session["draft_consent"] = value
     if request.session.session_key:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from drafts.consumers import PodConsumer
+from drafts.pods.consumers import PodConsumer
 
 websocket_urlpatterns = [
     path("ws/pods/<uuid:draft_id>/", PodConsumer.as_asgi()),

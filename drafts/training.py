@@ -20,7 +20,7 @@ from drafts.core.evaluate import agreement, ranks_from_scores, score_matrix
 from drafts.core.logs import DraftLogs, held_out_mask, pod_keys, read_17lands_csv, read_seats, seats_file_for
 from drafts.logstore import seat_logs
 from drafts.models import DraftSeat
-from drafts.online import consented_seats
+from drafts.pods.service import consented_seats
 from drafts.services import _load_bot, bot_scope, set_list
 from ml.kinds import ConfigError, Kind, TrainingError, need
 from ml.models import ModelVersion

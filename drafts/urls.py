@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 
-from drafts import pod_views, views
+from drafts import views
+from drafts.pods import views as pod_views
 
 urlpatterns = [
     path("drafts/", views.draft_list, name="draft-list"),

@@ -1,9 +1,8 @@
 """Django admin of the gameplay app."""
-import gameplay.gauntlet_admin  # noqa: F401 - registers the gauntlet's runs and games
+from django.contrib import admin
 
-from django.contrib import admin  # noqa: E402
-
-from gameplay.models import PlayedGame  # noqa: E402
+from gameplay.gauntlet import admin as gauntlet_admin  # noqa: F401 - registers the gauntlet's runs and games
+from gameplay.models import PlayedGame
 
 
 @admin.register(PlayedGame)

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import threading
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from django.db.models import Max
 from decks.core.names import normalize_name
 from decks.models import Card
 from gameplay.core.carddata import build_card_data
+from gameplay.core.engine import PhaseEngine
 from gameplay.models import EngineCard
 
 ENGINE = "phase"
@@ -30,10 +32,10 @@ _engines: dict[str, object] = {}
 
 
 def engine_version() -> str:
+    """The installed phase-python's version; "" when it is not installed (the play features say so)."""
     try:
-        from importlib.metadata import version
         return version("phase-python")
-    except Exception:  # the package is missing: the play features say so
+    except PackageNotFoundError:
         return ""
 
 
@@ -49,9 +51,9 @@ def card_data_path() -> Path:
 
 def build(progress=None) -> tuple[Path, dict]:
     """Build the card database and the EngineCard rows for the whole catalogue."""
-    import phase
+    import phase  # noqa: PLC0415 - the rules engine's binding, loaded only to build (it may be missing)
 
-    version = engine_version()
+    phase_version = engine_version()
     cards = list(Card.objects.values(*CARD_FIELDS))
     ids = {c["name"]: c["id"] for c in cards}
     verdicts: dict[str, list | None] = {}
@@ -67,7 +69,7 @@ def build(progress=None) -> tuple[Path, dict]:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     os.replace(tmp, path)
-    rows = [EngineCard(card_id=ids[name], engine=ENGINE, engine_version=version, built=problems is not None,
+    rows = [EngineCard(card_id=ids[name], engine=ENGINE, engine_version=phase_version, built=problems is not None,
                        supported=problems == [], problems=problems or []) for name, problems in verdicts.items()]
     with transaction.atomic():
         EngineCard.objects.filter(engine=ENGINE).delete()
@@ -79,8 +81,6 @@ def build(progress=None) -> tuple[Path, dict]:
 
 def get_engine():
     """The process-wide PhaseEngine over the current catalogue (built on first use)."""
-    from gameplay.core.engine import PhaseEngine
-
     path = card_data_path()
     with _lock:
         engine = _engines.get(str(path))

@@ -108,10 +108,10 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await _own_thread(session.cancel_advice)(self.game_id, only=self.ticket)
 
     async def send(self, text_data=None, bytes_data=None, close=False):
-        """A broadcast can reach a socket the client just closed: drop it (see drafts.consumers)."""
+        """A broadcast can reach a socket the client just closed: drop it (see drafts.pods.consumers)."""
         try:
             await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - autobahn's Disconnected and friends share no base class
             log.debug("send to a closed socket of game %s dropped: %r", self.game_id, exc)
 
     # -- client messages ---------------------------------------------------------------------------

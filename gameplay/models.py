@@ -1,8 +1,12 @@
-"""Game-advice data: which catalogue cards the rules engine supports, and games played on the site."""
+"""Game-advice data: which catalogue cards the rules engine supports, and games played on the site (and the
+gauntlet's runs and games, defined in ``gameplay.gauntlet.models``)."""
 import uuid
 
 from django.conf import settings
 from django.db import models
+
+# the gauntlet's models (gameplay/gauntlet/models.py) belong to this app: importing them here registers them
+from gameplay.gauntlet.models import GauntletGame, GauntletRun  # noqa: F401
 
 
 class EngineCard(models.Model):
@@ -65,5 +69,3 @@ class PlayedGame(models.Model):
     def __str__(self):
         return f"{self.human_deck_name} vs {self.ai_deck_name} ({self.opponent}, {self.status})"
 
-
-from gameplay.gauntlet_models import *  # noqa: E402,F401,F403 - the gauntlet models (issue 6), kept in their own file

@@ -7,10 +7,9 @@ from django.conf import settings
 
 from gameplay.carddb import get_engine
 from gameplay.core.parallel import search_part as run_part
-from gameplay.gauntlet_tasks import play_gauntlet_game  # noqa: F401 - the gauntlet's task, found by autodiscovery here
 from gameplay.play import PROTOCOL_VERSION, advice, session
 
-_log = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
 
 @shared_task(name="gameplay.advise", ignore_result=True, soft_time_limit=180)
@@ -22,7 +21,7 @@ def advise(game_id: str, revision: int, level=None, algorithm=None, seconds=None
         return advice.run_advice(game_id, revision, level=level, algorithm=algorithm, seconds=seconds,
                                  simulations=simulations, ticket=ticket, spread_for=advice_spread)
     except Exception as exc:  # the worker survives; the page is told
-        _log.exception("advice for game %s crashed", game_id)
+        log.exception("advice for game %s crashed", game_id)
         session.send_to_game(game_id, {"v": PROTOCOL_VERSION, "type": "error", "context": "advice",
                                        "game": str(game_id), "revision": revision, "code": 500,
                                        "message": f"the advisor failed ({exc.__class__.__name__}); try again"})

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from gameplay import carddb, gauntlet
+from gameplay import carddb
 from gameplay.core import gauntlet as core
 from gameplay.core import selfplay, value
+from gameplay.gauntlet.service import sample_decks
 from ml import registry
 from ml.kinds import ConfigError, Kind, TrainingError, need, settle
 from ml.models import ModelVersion
@@ -52,7 +53,7 @@ def play_games(games: int, seed: int, workers: int, progress: Progress, *, rows_
                schedule=SCHEDULE) -> tuple[list[dict], list[str]]:
     """Self-play games between the sample decks (every ordered pair in turn, the engine AIs of
     ``schedule`` in turn), in ``workers`` spawned processes: (labelled rows, failed games)."""
-    decks = gauntlet.sample_decks()
+    decks = sample_decks()
     if len(decks) < 2:
         raise TrainingError("the sample decks file is missing (set MTG_DATA_DIR)")
     pairs = list(itertools.permutations(sorted(decks), 2))
@@ -134,11 +135,18 @@ def register(model: value.ValueModel, notes: str = "") -> ModelVersion:
             KIND, path, config={"format": value.FORMAT, "hidden": list(info["hidden"]), "features": len(value.FEATURES)},
             metrics={k: info[k] for k in ("valid_log_loss", "train_brier", "rows", "games", "best_epoch") if k in info},
             data_snapshot={"seeds": info.get("seeds"), "games": info.get("games"), "schedule": [list(s) for s in SCHEDULE],
-                           "decks": sorted(gauntlet.sample_decks())},
+                           "decks": sorted(sample_decks())},
             activate=False, notes=notes or "")
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+
+
+def active_value_weights() -> str | None:
+    """The weights file of the active ``game_policy`` version of the model registry (None: none active): the
+    resolver of ``gameplay.core.value``, set by ``GameplayConfig.ready``."""
+    version = ModelVersion.objects.filter(kind=KIND, scope="", active=True).only("weights_path").first()
+    return str(registry.resolve_path(version.weights_path)) if version is not None else None
 
 
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:

@@ -14,7 +14,7 @@ import platform
 import time
 from pathlib import Path
 
-from decks.completion import get_completer
+from decks.completion.service import get_completer
 from decks.core.catalogue import DataError, read_deck_corpus
 from decks.core.rules import FORMATS, normalize_format
 from ml.completion.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline

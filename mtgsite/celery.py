@@ -5,6 +5,10 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
 
+# the subpackages of apps that have their own tasks.py (online pods, the gauntlet), found beside each app's own
+TASK_PACKAGES = ["drafts.pods", "gameplay.gauntlet"]
+
 app = Celery("mtgsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+app.autodiscover_tasks()  # <app>.tasks of every installed app
+app.autodiscover_tasks(TASK_PACKAGES)

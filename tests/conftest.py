@@ -64,7 +64,7 @@ def pod_connection_given_back():
     if getattr(settings, "POD_DB_CONN_MAX_AGE", 0):
         import asyncio
 
-        from drafts.consumers import _close_connections, pod_db
+        from drafts.pods.consumers import _close_connections, pod_db
 
         asyncio.run(pod_db(_close_connections)())
 

@@ -1,6 +1,7 @@
 """Shared pieces of the import commands: data paths, progress bars, clean errors."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,8 +18,6 @@ def data_path(*parts: str) -> Path:
 
 def progress(iterable=None, **kwargs):
     """A progress bar on stderr (quiet when stderr is not a terminal unless MTG_PROGRESS=1)."""
-    import os
-
     kwargs.setdefault("disable", not (sys.stderr.isatty() or os.environ.get("MTG_PROGRESS") == "1"))
     kwargs.setdefault("unit_scale", True)
     kwargs.setdefault("file", sys.stderr)

@@ -10,7 +10,7 @@ a card with any such part is *not fully supported* and the site says so.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 COLOR_WORDS = {"W": "White", "U": "Blue", "B": "Black", "R": "Red", "G": "Green"}
 # Layouts whose faces are built separately and keyed by face name (as phase-gen does).
@@ -161,7 +161,7 @@ def build_card_data(cards: Iterable[dict], build_face: Callable, build_face_mult
             else:
                 built = [build_face_multi(face, None) for face in faces[:2]]
                 entries = [dict(face, layout=card.get("layout"), face_index=i) for i, face in enumerate(built)]
-        except (ValueError, TypeError, KeyError) as exc:  # the engine refused the record
+        except (ValueError, TypeError, KeyError):  # the engine refused the record
             if on_card:
                 on_card(card["name"], None)
             continue

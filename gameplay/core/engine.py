@@ -164,10 +164,8 @@ class Game:
 
     def object_name(self, object_id) -> str:
         try:
-            obj = self._g.object(int(object_id))
-        except (ValueError, TypeError, KeyError):
-            return f"#{object_id}"
-        except BaseException:  # a panic on a lookup is not worth losing the game over
+            obj = _guard(self._g.object, int(object_id))
+        except Exception:  # noqa: BLE001 - any failed lookup (a bad id, a panic as EnginePanic) only shows the id
             return f"#{object_id}"
         return (obj or {}).get("name") or f"#{object_id}"
 

@@ -143,7 +143,7 @@ def pool_play(index: int, deck0: Sequence[str], deck1: Sequence[str], seed: int,
               max_decisions: int) -> tuple[int, dict]:
     try:
         return index, play_match(_pool_engine, deck0, deck1, seed=seed, player=player, max_decisions=max_decisions)
-    except Exception as exc:  # a player bug must not lose the whole pool
+    except Exception as exc:  # noqa: BLE001 - a player bug must not lose the whole pool: the game records the error
         return index, {"winner": None, "turns": None, "decisions": None, "seconds": None, "cut": False,
                        "error": f"internal error: {type(exc).__name__}: {exc}"[:2000]}
 
@@ -216,8 +216,8 @@ def aggregate(deck_names: Sequence[str], games: Iterable[Any], z: float = Z95) -
             raise GauntletInputError(f"a game between decks {d0} and {d1} does not fit {n} decks")
         first_games += 1
         if winner in (0, 1):
-            w, l = (d0, d1) if winner == 0 else (d1, d0)
-            wins[w][l] += 1
+            won, lost = (d0, d1) if winner == 0 else (d1, d0)
+            wins[won][lost] += 1
             first_wins += winner == 0
         else:
             draws[d0][d1] += 1

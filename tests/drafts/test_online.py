@@ -1,4 +1,4 @@
-"""Online pods (drafts.online): lobby, seats bound to people, validated idempotent picks, timers."""
+"""Online pods (drafts.pods.service): lobby, seats bound to people, validated idempotent picks, timers."""
 from __future__ import annotations
 
 import threading
@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from drafts import online
+from drafts.pods import service
 from drafts.core.protocol import PROTOCOL_VERSION
 from drafts.models import Draft, DraftPick, DraftSeat
 
@@ -17,10 +17,10 @@ pytestmark = pytest.mark.django_db
 
 def _pod(draft_set, seats=8, timer=0, humans=2, bot="draftsim"):
     host = User.objects.create_user("host", password="pw-123456")
-    draft, row = online.create_pod("TST", seats, bot, timer, "Host", user=host)
+    draft, row = service.create_pod("TST", seats, bot, timer, "Host", user=host)
     people = [(host, None)]
     for i in range(1, humans):
-        seat, _ = online.join_pod(draft.pk, f"Guest {i}", session_key=f"session-{i}", consent=True)
+        seat, _ = service.join_pod(draft.pk, f"Guest {i}", session_key=f"session-{i}", consent=True)
         assert seat.seat == i
         people.append((None, f"session-{i}"))
     return draft, people
@@ -28,24 +28,24 @@ def _pod(draft_set, seats=8, timer=0, humans=2, bot="draftsim"):
 
 def _pick_first(draft_id, seat, view, cid=None):
     card = view["pack"][0]["name"]
-    return online.make_pick(draft_id, seat, card, view["pack_number"], view["pick_number"],
+    return service.make_pick(draft_id, seat, card, view["pack_number"], view["pick_number"],
                             cid or f"s{seat}-{view['pack_number']}-{view['pick_number']}")
 
 
 def _views(draft_id, seats):
-    return {s: online.snapshot(draft_id, s)[1] for s in seats}
+    return {s: service.snapshot(draft_id, s)[1] for s in seats}
 
 
 def test_lobby_join_start_and_bots_fill_empty_seats(draft_set):
     draft, people = _pod(draft_set, humans=2)
-    again, _ = online.join_pod(draft.pk, "Guest 1", session_key="session-1")
+    again, _ = service.join_pod(draft.pk, "Guest 1", session_key="session-1")
     assert again.seat == 1  # joining twice keeps the same seat
-    status, view = online.snapshot(draft.pk, 0)
+    status, view = service.snapshot(draft.pk, 0)
     assert status["status"] == "open" and [s["kind"] for s in status["seats"]][:3] == ["human", "human", "open"]
-    with pytest.raises(online.PodError) as exc:
-        online.start_pod(draft.pk, None, "session-1")
+    with pytest.raises(service.PodError) as exc:
+        service.start_pod(draft.pk, None, "session-1")
     assert exc.value.code == 403  # only the host starts
-    out = online.start_pod(draft.pk, people[0][0], None)
+    out = service.start_pod(draft.pk, people[0][0], None)
     draft.refresh_from_db()
     assert draft.status == "drafting" and draft.seat_set.count() == 8
     assert set(out.views) == {0, 1}
@@ -55,13 +55,13 @@ def test_lobby_join_start_and_bots_fill_empty_seats(draft_set):
     counts = {s.seat: s.picks.count() for s in draft.seat_set.filter(drafter="draftsim")}
     assert counts == {2: 1, 3: 2, 4: 3, 5: 4, 6: 5, 7: 6}
     assert out.status["picking"] and 0 in out.status["picking"]
-    with pytest.raises(online.PodError):
-        online.join_pod(draft.pk, "Late", session_key="late")
+    with pytest.raises(service.PodError):
+        service.join_pod(draft.pk, "Late", session_key="late")
 
 
 def test_whole_pod_two_people_six_bots(draft_set):
     draft, people = _pod(draft_set, humans=2)
-    online.start_pod(draft.pk, people[0][0], None)
+    service.start_pod(draft.pk, people[0][0], None)
     for _ in range(500):
         views = _views(draft.pk, [0, 1])
         if all(v["complete"] for v in views.values()):
@@ -81,17 +81,17 @@ def test_whole_pod_two_people_six_bots(draft_set):
 
 def test_bad_stale_and_duplicate_picks(draft_set):
     draft, people = _pod(draft_set, humans=2)
-    online.start_pod(draft.pk, people[0][0], None)
-    view = online.snapshot(draft.pk, 0)[1]
+    service.start_pod(draft.pk, people[0][0], None)
+    view = service.snapshot(draft.pk, 0)[1]
     before = DraftPick.objects.count()
-    with pytest.raises(online.PodError) as exc:
-        online.make_pick(draft.pk, 0, "Not A Card", 0, 0, "x1")
+    with pytest.raises(service.PodError) as exc:
+        service.make_pick(draft.pk, 0, "Not A Card", 0, 0, "x1")
     assert exc.value.code == 409 and "not in the pack" in str(exc.value)
-    with pytest.raises(online.PodError) as exc:
-        online.make_pick(draft.pk, 0, view["pack"][0]["name"], 0, 3, "x2")
+    with pytest.raises(service.PodError) as exc:
+        service.make_pick(draft.pk, 0, view["pack"][0]["name"], 0, 3, "x2")
     assert "stale" in str(exc.value)
-    with pytest.raises(online.PodError) as exc:
-        online.make_pick(draft.pk, 2, view["pack"][0]["name"], 0, 0, "x3")
+    with pytest.raises(service.PodError) as exc:
+        service.make_pick(draft.pk, 2, view["pack"][0]["name"], 0, 0, "x3")
     assert exc.value.code == 403  # a bot's seat
     assert DraftPick.objects.count() == before
     first = _pick_first(draft.pk, 0, view, cid="click-1")
@@ -104,11 +104,11 @@ def test_bad_stale_and_duplicate_picks(draft_set):
 
 def test_timer_takes_the_suggested_pick(draft_set):
     draft, people = _pod(draft_set, humans=2, timer=30)
-    out = online.start_pod(draft.pk, people[0][0], None)
+    out = service.start_pod(draft.pk, people[0][0], None)
     assert {seat for seat, _ in out.timers} == {0, 1}
-    assert online.expire_overdue(draft.pk) is None  # nothing due yet
-    view = online.snapshot(draft.pk, 0)[1]
-    late = online.expire_overdue(draft.pk, now=timezone.now() + timedelta(seconds=31))
+    assert service.expire_overdue(draft.pk) is None  # nothing due yet
+    view = service.snapshot(draft.pk, 0)[1]
+    late = service.expire_overdue(draft.pk, now=timezone.now() + timedelta(seconds=31))
     assert late is not None
     auto = DraftPick.objects.get(seat__draft=draft, seat__seat=0, pack_number=0, pick_number=0)
     assert auto.timed_out and auto.pick == view["suggestions"][0][0]
@@ -119,9 +119,9 @@ def test_consent_follows_the_profile(draft_set):
     draft, people = _pod(draft_set, humans=2)
     host = people[0][0]
     assert DraftSeat.objects.get(draft=draft, seat=0).consent is None
-    online.set_consent(host, True)
+    service.set_consent(host, True)
     assert DraftSeat.objects.get(draft=draft, seat=0).consent is True
-    assert online.consent_of(host) is True
+    assert service.consent_of(host) is True
     assert DraftSeat.objects.get(draft=draft, seat=1).consent is True  # the guest chose at join
 
 
@@ -131,11 +131,11 @@ def test_create_refuses_bad_settings(draft_set):
                        (("TST", 8, "draftsim", 17, "A"), "timer"), (("TST", 8, "draftsim", 0, "<b>"), "display name"),
                        (("ZZZ", 8, "draftsim", 0, "A"), "unknown set")]:
         with pytest.raises(Exception) as exc:
-            online.create_pod(*args, user=user)
+            service.create_pod(*args, user=user)
         assert text in str(exc.value)
     assert not Draft.objects.filter(kind="online").exists()
-    with pytest.raises(online.PodError):
-        online.create_pod("TST", 8, "draftsim", 0, "Guest")  # a guest without a session
+    with pytest.raises(service.PodError):
+        service.create_pod("TST", 8, "draftsim", 0, "Guest")  # a guest without a session
 
 
 @pytest.mark.services
@@ -145,15 +145,15 @@ def test_concurrent_picks_are_serialised_by_the_row_lock(draft_set):
     from django.db import connection
 
     draft, people = _pod(draft_set, humans=2)
-    online.start_pod(draft.pk, people[0][0], None)
-    view = online.snapshot(draft.pk, 0)[1]
+    service.start_pod(draft.pk, people[0][0], None)
+    view = service.snapshot(draft.pk, 0)[1]
     results, barrier = [], threading.Barrier(8)
 
     def worker(i):
         barrier.wait()
         try:
             results.append(_pick_first(draft.pk, 0, view, cid=f"c{i}").ack)
-        except online.PodError as exc:
+        except service.PodError as exc:
             results.append(str(exc))
         finally:
             connection.close()
@@ -168,9 +168,9 @@ def test_concurrent_picks_are_serialised_by_the_row_lock(draft_set):
 
 def test_an_old_socket_closing_does_not_mark_a_reconnected_seat_away(draft_set):
     draft, _ = _pod(draft_set, humans=2)
-    online.mark_present(draft.pk, 0, True, "old-socket")
-    online.mark_present(draft.pk, 0, True, "new-socket")  # the client reconnected first...
-    online.mark_present(draft.pk, 0, False, "old-socket")  # ...then the old socket's disconnect ran
-    assert online.connected_seats(draft.pk) == {0}
-    online.mark_present(draft.pk, 0, False, "new-socket")
-    assert online.connected_seats(draft.pk) == set()
+    service.mark_present(draft.pk, 0, True, "old-socket")
+    service.mark_present(draft.pk, 0, True, "new-socket")  # the client reconnected first...
+    service.mark_present(draft.pk, 0, False, "old-socket")  # ...then the old socket's disconnect ran
+    assert service.connected_seats(draft.pk) == {0}
+    service.mark_present(draft.pk, 0, False, "new-socket")
+    assert service.connected_seats(draft.pk) == set()

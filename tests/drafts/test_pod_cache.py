@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db.models import F
 
-from drafts import online
+from drafts.pods import service
 from drafts.core.protocol import seat_key
 from drafts.models import Draft, DraftPick, DraftSeat
 
@@ -20,31 +20,31 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def empty_cache():
-    online.POD_CACHE.clear()
+    service.POD_CACHE.clear()
     yield
-    online.POD_CACHE.clear()
+    service.POD_CACHE.clear()
 
 
 def _pod(humans=2, timer=0, bot="draftsim"):
     host = User.objects.create_user("host", password="pw-123456")
-    draft, _ = online.create_pod("TST", 8, bot, timer, "Host", user=host, seed=11)
+    draft, _ = service.create_pod("TST", 8, bot, timer, "Host", user=host, seed=11)
     for i in range(1, humans):
-        online.join_pod(draft.pk, f"Guest {i}", session_key=f"session-{i}")
-    online.start_pod(draft.pk, host, None)
+        service.join_pod(draft.pk, f"Guest {i}", session_key=f"session-{i}")
+    service.start_pod(draft.pk, host, None)
     return draft
 
 
 def _replayed_views(draft_id, seats):
     """Every view worked out from scratch: the state replayed from the row, no cache, no memo."""
     draft = Draft.objects.get(pk=draft_id)
-    pod = online.load_pod(draft)
+    pod = service.load_pod(draft)
     rows = {r.seat: r for r in draft.seat_set.all()}
-    return pod, {s: online.view_of(draft, pod, rows[s]) for s in seats}
+    return pod, {s: service.view_of(draft, pod, rows[s]) for s in seats}
 
 
 def _pick(draft_id, seat, view, cid=None, card=None):
     card = card or view["pack"][-1]["name"]
-    return online.make_pick(draft_id, seat, card, view["pack_number"], view["pick_number"],
+    return service.make_pick(draft_id, seat, card, view["pack_number"], view["pick_number"],
                             cid or f"{seat}-{view['pack_number']}-{view['pick_number']}")
 
 
@@ -61,95 +61,95 @@ def test_a_cached_pod_gives_exactly_the_views_of_a_replayed_one(draft_set, djang
                 out = _pick(draft.pk, seat, views[seat])
             picks += 1
             pod, replayed = _replayed_views(draft.pk, seats)
-            revision, cached = online.POD_CACHE.peek(draft.pk)
+            revision, cached = service.POD_CACHE.peek(draft.pk)
             assert revision == Draft.objects.get(pk=draft.pk).revision
             assert cached.pod.to_state() == pod.to_state()
             for s, view in out.views.items():  # what was sent is what a fresh replay shows
                 assert view == replayed[s]
             views = replayed
     assert picks == 2 * 42
-    assert online.POD_CACHE.hits >= picks - 1  # replayed once at most (the start put it in the cache)
+    assert service.POD_CACHE.hits >= picks - 1  # replayed once at most (the start put it in the cache)
     assert Draft.objects.get(pk=draft.pk).status == "complete"
 
 
 def test_a_stale_revision_is_replayed_from_the_database(draft_set, django_capture_on_commit_callbacks):
     draft = _pod(humans=2)
-    view = online.snapshot(draft.pk, 0)[1]
+    view = service.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
         _pick(draft.pk, 0, view)
     revision = Draft.objects.get(pk=draft.pk).revision
-    stale = online.POD_CACHE.take(draft.pk, revision)
+    stale = service.POD_CACHE.take(draft.pk, revision)
     assert stale is not None
     # another process applies seat 0's next pick: the row moves on, this process's copy does not
-    view = online.snapshot(draft.pk, 0)[1]
+    view = service.snapshot(draft.pk, 0)[1]
     assert view["pick_number"] == 1
     _pick(draft.pk, 0, view)  # its on_commit never runs here: nothing goes back into the cache
     assert Draft.objects.get(pk=draft.pk).revision == revision + 1
-    online.POD_CACHE.put(draft.pk, revision, stale)  # the old copy, at the old revision
-    misses = online.POD_CACHE.misses
-    view = online.snapshot(draft.pk, 0)[1]
+    service.POD_CACHE.put(draft.pk, revision, stale)  # the old copy, at the old revision
+    misses = service.POD_CACHE.misses
+    view = service.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
         out = _pick(draft.pk, 0, view)  # pick 3: refused as stale by the old copy, right by the row
-    assert online.POD_CACHE.misses == misses + 1
+    assert service.POD_CACHE.misses == misses + 1
     assert out.ack["pick_number"] == 2 and not out.ack["duplicate"]
     pod, _ = _replayed_views(draft.pk, [0])
-    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
+    assert service.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
     # a revision bumped by anything else (a join, a fix by hand) also sends the next pick to the row
     Draft.objects.filter(pk=draft.pk).update(revision=F("revision") + 1)
-    misses = online.POD_CACHE.misses
-    view = online.snapshot(draft.pk, 1)[1]
+    misses = service.POD_CACHE.misses
+    view = service.snapshot(draft.pk, 1)[1]
     with django_capture_on_commit_callbacks(execute=True):
         _pick(draft.pk, 1, view)
-    assert online.POD_CACHE.misses == misses + 1
+    assert service.POD_CACHE.misses == misses + 1
 
 
 def test_a_rolled_back_pick_leaves_no_changed_pod_in_the_cache(draft_set, django_capture_on_commit_callbacks):
     draft = _pod(humans=2)
-    view = online.snapshot(draft.pk, 0)[1]
+    view = service.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
         _pick(draft.pk, 0, view)
-    assert draft.pk in online.POD_CACHE
+    assert draft.pk in service.POD_CACHE
     state = Draft.objects.get(pk=draft.pk).state
     rows = DraftPick.objects.count()
-    view = online.snapshot(draft.pk, 0)[1]
+    view = service.snapshot(draft.pk, 0)[1]
     with mock.patch.object(DraftPick.objects, "bulk_create", side_effect=RuntimeError("disk full")):
         with django_capture_on_commit_callbacks(execute=True) as callbacks:
             with pytest.raises(RuntimeError):
                 _pick(draft.pk, 0, view)  # the pod was changed in memory, then the transaction failed
     assert callbacks == []
-    assert draft.pk not in online.POD_CACHE  # taken out, never put back
+    assert draft.pk not in service.POD_CACHE  # taken out, never put back
     assert Draft.objects.get(pk=draft.pk).state == state and DraftPick.objects.count() == rows
     with django_capture_on_commit_callbacks(execute=True):
         out = _pick(draft.pk, 0, view)  # the same pick again: replayed from the row, applied once
     assert out.ack["pick_number"] == 1 and not out.ack["duplicate"]
     pod, _ = _replayed_views(draft.pk, [0])
-    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
+    assert service.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
 
 
 def test_a_refused_pick_keeps_the_cached_pod_unchanged(draft_set, django_capture_on_commit_callbacks):
     draft = _pod(humans=2)
-    view = online.snapshot(draft.pk, 0)[1]
+    view = service.snapshot(draft.pk, 0)[1]
     with django_capture_on_commit_callbacks(execute=True):
         _pick(draft.pk, 0, view)
-    before = online.POD_CACHE.peek(draft.pk)[1].pod.to_state()
+    before = service.POD_CACHE.peek(draft.pk)[1].pod.to_state()
     with django_capture_on_commit_callbacks(execute=True):
-        with pytest.raises(online.PodError) as exc:
+        with pytest.raises(service.PodError) as exc:
             _pick(draft.pk, 0, view, cid="late")  # pick 1 again, under a new id: stale
     assert exc.value.code == 409
-    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == before == Draft.objects.get(pk=draft.pk).state
+    assert service.POD_CACHE.peek(draft.pk)[1].pod.to_state() == before == Draft.objects.get(pk=draft.pk).state
 
 
 def test_picks_in_one_batch(draft_set, django_capture_on_commit_callbacks):
     draft = _pod(humans=3)
-    views = {s: online.snapshot(draft.pk, s)[1] for s in (0, 1, 2)}
-    P = online.PickRequest
+    views = {s: service.snapshot(draft.pk, s)[1] for s in (0, 1, 2)}
+    P = service.PickRequest
 
     def req(seat, cid, card=None, pick=None):
         v = views[seat]
         return P(seat, card or v["pack"][0]["name"], v["pack_number"], v["pick_number"] if pick is None else pick, cid)
 
     with django_capture_on_commit_callbacks(execute=True):
-        results, out = online.make_picks(draft.pk, [
+        results, out = service.make_picks(draft.pk, [
             req(0, "a"), req(1, "b"), req(0, "a"),  # a double click inside the batch
             req(2, "c", pick=5),  # stale
             P(3, "TST golem", 0, 0, "d"),  # a bot's seat
@@ -163,12 +163,12 @@ def test_picks_in_one_batch(draft_set, django_capture_on_commit_callbacks):
     assert sorted(stored.values_list("client_pick_id", flat=True)) == ["a", "b"]
     # a resend after the batch is answered from the row, not applied again
     with django_capture_on_commit_callbacks(execute=True):
-        results, out = online.make_picks(draft.pk, [req(1, "b")])
+        results, out = service.make_picks(draft.pk, [req(1, "b")])
     assert results[0]["duplicate"] is True and results[0]["card"] == views[1]["pack"][0]["name"]
     assert set(out.views) == {1}
     assert stored.count() == 2
     pod, _ = _replayed_views(draft.pk, [0])
-    assert online.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
+    assert service.POD_CACHE.peek(draft.pk)[1].pod.to_state() == pod.to_state()
 
 
 def test_queries_per_pick_do_not_grow_with_the_seats(draft_set, django_capture_on_commit_callbacks):
@@ -179,11 +179,11 @@ def test_queries_per_pick_do_not_grow_with_the_seats(draft_set, django_capture_o
 
     counts = {}
     for humans in (2, 8):
-        online.POD_CACHE.clear()
+        service.POD_CACHE.clear()
         User.objects.filter(username="host").delete()
         draft = _pod(humans=humans)
         for seat in range(humans):
-            view = online.snapshot(draft.pk, seat)[1]
+            view = service.snapshot(draft.pk, seat)[1]
             if not view["pack"]:
                 continue
             with django_capture_on_commit_callbacks(execute=True):
@@ -203,7 +203,7 @@ def test_a_pack_queued_behind_the_current_one_does_not_restart_the_clock(draft_s
     draft = _pod(humans=2, timer=30)
     before = {r.seat: (r.pack_since, r.deadline) for r in DraftSeat.objects.filter(draft=draft, drafter="human")}
     assert all(d is not None for _, d in before.values())  # both people hold their first pack
-    view = online.snapshot(draft.pk, 0)[1]
+    view = service.snapshot(draft.pk, 0)[1]
     out = _pick(draft.pk, 0, view)  # seat 0 passes left, to seat 1, which is still on its first pack
     after = {r.seat: (r.pack_since, r.deadline) for r in DraftSeat.objects.filter(draft=draft, drafter="human")}
     assert after[1] == before[1]  # seat 1's pick clock runs on
@@ -211,7 +211,7 @@ def test_a_pack_queued_behind_the_current_one_does_not_restart_the_clock(draft_s
     assert out.status["seats"][1]["packs_waiting"] == 2  # ...the status tells everyone a pack waits for it
     assert after[0] != before[0]  # seat 0 moved to its next pack (from the bot at seat 7)
     assert (0, after[0][1].timestamp()) in out.timers and all(seat != 1 for seat, _ in out.timers)
-    late = online.expire_overdue(draft.pk, now=before[1][1] + timedelta(seconds=1))
+    late = service.expire_overdue(draft.pk, now=before[1][1] + timedelta(seconds=1))
     assert late is not None  # seat 1's deadline was not pushed back by the pack passed to it
     assert DraftPick.objects.get(seat__draft=draft, seat__seat=1, pack_number=0, pick_number=0).timed_out
 
@@ -219,7 +219,7 @@ def test_a_pack_queued_behind_the_current_one_does_not_restart_the_clock(draft_s
 def test_suggestions_are_worked_out_once_per_seat_position(draft_set, django_capture_on_commit_callbacks):
     draft = _pod(humans=2)
     calls = []
-    real = online._bot
+    real = service._bot
 
     def counting(draft_, pod, seat, kind, entry=None):
         bot = real(draft_, pod, seat, kind, entry)
@@ -233,10 +233,10 @@ def test_suggestions_are_worked_out_once_per_seat_position(draft_set, django_cap
             return Spy()
         return bot
 
-    with mock.patch.object(online, "_bot", counting):
+    with mock.patch.object(service, "_bot", counting):
         for _ in range(6):
             for seat in (0, 1):
-                view = online.snapshot(draft.pk, seat)[1]
+                view = service.snapshot(draft.pk, seat)[1]
                 if view["pack"]:
                     with django_capture_on_commit_callbacks(execute=True):
                         _pick(draft.pk, seat, view)
@@ -245,12 +245,12 @@ def test_suggestions_are_worked_out_once_per_seat_position(draft_set, django_cap
 
 @pytest.mark.django_db(transaction=True)
 def test_the_socket_server_applies_picks_that_arrive_together_as_one_batch(draft_set):
-    from drafts.consumers import pick_batcher
+    from drafts.pods.consumers import pick_batcher
 
     draft = _pod(humans=3)
-    views = {s: online.snapshot(draft.pk, s)[1] for s in (0, 1, 2)}
+    views = {s: service.snapshot(draft.pk, s)[1] for s in (0, 1, 2)}
     seen = []
-    real = online.make_picks
+    real = service.make_picks
 
     def spy(draft_id, requests, now=None):
         seen.append(len(requests))
@@ -258,16 +258,16 @@ def test_the_socket_server_applies_picks_that_arrive_together_as_one_batch(draft
 
     async def scenario():
         batcher = pick_batcher()
-        reqs = [online.PickRequest(s, views[s]["pack"][0]["name"], 0, 0, f"c{s}") for s in (0, 1, 2)]
-        reqs.append(online.PickRequest(1, views[1]["pack"][0]["name"], 0, 0, "c1"))  # resent at once
-        reqs.append(online.PickRequest(2, "TST nothing", 0, 1, "x"))
+        reqs = [service.PickRequest(s, views[s]["pack"][0]["name"], 0, 0, f"c{s}") for s in (0, 1, 2)]
+        reqs.append(service.PickRequest(1, views[1]["pack"][0]["name"], 0, 0, "c1"))  # resent at once
+        reqs.append(service.PickRequest(2, "TST nothing", 0, 1, "x"))
         return await asyncio.gather(*(batcher.pick(None, str(draft.pk), r) for r in reqs), return_exceptions=True)
 
-    with mock.patch.object(online, "make_picks", spy):
+    with mock.patch.object(service, "make_picks", spy):
         acks = asyncio.run(scenario())
     assert seen == [5]
     assert [a["duplicate"] for a in acks[:4]] == [False, False, False, True]
-    assert isinstance(acks[4], online.PodError) and acks[4].code == 409
+    assert isinstance(acks[4], service.PodError) and acks[4].code == 409
     assert DraftPick.objects.filter(seat__draft=draft, seat__drafter="human").count() == 3
 
 
@@ -280,7 +280,7 @@ def test_the_pod_sockets_keep_their_database_connection(settings):
     from channels.db import database_sync_to_async
     from django.db import connection
 
-    from drafts.consumers import _close_connections, pod_db
+    from drafts.pods.consumers import _close_connections, pod_db
 
     settings.POD_DB_CONN_MAX_AGE = 300
     assert settings.DATABASES["default"]["CONN_MAX_AGE"] == 0

@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from drafts import online
+from drafts.pods import service
 from drafts.models import DraftPick
 from tests.ws import connect_path, guest_session, receive_until
 
@@ -14,8 +14,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 
 def pod_with_two_guests(timer=0):
     a, b = guest_session(), guest_session()
-    draft, _ = online.create_pod("TST", 8, "draftsim", timer, "Ana", session_key=a, consent=True)
-    online.join_pod(draft.pk, "Ben", session_key=b, consent=False)
+    draft, _ = service.create_pod("TST", 8, "draftsim", timer, "Ana", session_key=a, consent=True)
+    service.join_pod(draft.pk, "Ben", session_key=b, consent=False)
     return draft, a, b
 
 
@@ -153,7 +153,7 @@ def test_timer_runs_out_over_the_socket(draft_set, settings):
     from drafts.models import DraftSeat
 
     draft, a, b = pod_with_two_guests(timer=30)
-    online.start_pod(draft.pk, None, a)
+    service.start_pod(draft.pk, None, a)
     DraftSeat.objects.filter(draft=draft, seat=0).update(deadline=timezone.now() - timedelta(seconds=1))
 
     async def scenario():
@@ -171,12 +171,12 @@ def test_timer_runs_out_over_the_socket(draft_set, settings):
 def test_a_lost_view_heals_itself(draft_set, monkeypatch):
     """A seat view that never reaches its socket (the channel layer dropped it) is sent again once the
     statuses that keep coming show the seat has moved on: the person is never left waiting."""
-    from drafts.consumers import PodConsumer
+    from drafts.pods.consumers import PodConsumer
 
     monkeypatch.setattr(PodConsumer, "HEAL_AFTER", 0.2)
     draft, a, b = pod_with_two_guests()
-    online.start_pod(draft.pk, None, a)
-    real = online.publish
+    service.start_pod(draft.pk, None, a)
+    real = service.publish
     dropped = []
 
     async def lossy(layer, outcome):
@@ -185,7 +185,7 @@ def test_a_lost_view_heals_itself(draft_set, monkeypatch):
             dropped.append(outcome.views.pop(1))  # Ben's view after his first pick is lost
         await real(layer, outcome)
 
-    monkeypatch.setattr(online, "publish", lossy)
+    monkeypatch.setattr(service, "publish", lossy)
 
     async def scenario():
         ben, ok, _ = await connect(draft.pk, b)

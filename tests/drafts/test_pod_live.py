@@ -14,7 +14,7 @@ import websockets
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
-from drafts import online
+from drafts.pods import service
 from drafts.models import DraftPick, DraftSeat
 from tests.conftest import ROOT, _stop, service_env, wait_for_port
 
@@ -74,8 +74,8 @@ class Drafter:
 
 def two_guest_pod(timer=0):
     a, b = guest(), guest()
-    draft, _ = online.create_pod("TST", 8, "draftsim", timer, "Ana", session_key=a, consent=True)
-    online.join_pod(draft.pk, "Ben", session_key=b, consent=True)
+    draft, _ = service.create_pod("TST", 8, "draftsim", timer, "Ana", session_key=a, consent=True)
+    service.join_pod(draft.pk, "Ben", session_key=b, consent=True)
     return draft, a, b
 
 
@@ -147,9 +147,9 @@ def test_celery_worker_takes_the_timed_out_pick(draft_set, celery_worker_process
     import time
 
     draft, a, b = two_guest_pod(timer=30)
-    online.start_pod(draft.pk, None, a)
+    service.start_pod(draft.pk, None, a)
     DraftSeat.objects.filter(draft=draft, seat__in=[0, 1]).update(deadline=timezone.now() - timedelta(seconds=1))
-    from drafts.tasks import expire_picks
+    from drafts.pods.tasks import expire_picks
 
     expire_picks.delay(str(draft.pk))
     deadline = time.monotonic() + 60

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from drafts import online
+from drafts.pods import service
 from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
 
 pytestmark = pytest.mark.django_db
@@ -19,12 +19,12 @@ def finish(draft):
     """Draft to the end for every person (first card of each pack)."""
     for _ in range(500):
         people = DraftSeat.objects.filter(draft=draft, drafter="human")
-        views = [online.snapshot(draft.pk, s.seat)[1] for s in people]
+        views = [service.snapshot(draft.pk, s.seat)[1] for s in people]
         if all(v["complete"] for v in views):
             return
         for v in views:
             if v["pack"]:
-                online.make_pick(draft.pk, v["seat"], v["pack"][0]["name"], v["pack_number"], v["pick_number"],
+                service.make_pick(draft.pk, v["seat"], v["pack"][0]["name"], v["pack_number"], v["pick_number"],
                                  f"{v['seat']}-{v['pack_number']}-{v['pick_number']}")
 
 
@@ -74,8 +74,8 @@ def test_online_seats_are_private(draft_set):
     create_via_page(host)
     draft = Draft.objects.get(kind="online")
     host.post(f"/drafts/pods/{draft.pk}/start/")
-    view = online.snapshot(draft.pk, 0)[1]
-    online.make_pick(draft.pk, 0, view["pack"][0]["name"], 0, 0, "a")
+    view = service.snapshot(draft.pk, 0)[1]
+    service.make_pick(draft.pk, 0, view["pack"][0]["name"], 0, 0, "a")
     assert host.get(f"/drafts/{draft.pk}/seats/0/").status_code == 200
     assert other.get(f"/drafts/{draft.pk}/seats/0/").status_code == 404
     assert other.get(f"/drafts/{draft.pk}/seats/0/history.svg").status_code == 404

@@ -10,10 +10,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from gameplay import gauntlet, gauntlet_tasks
 from gameplay.core.engine import EnginePanic
-from gameplay.gauntlet_models import GauntletGame, GauntletRun
-from gameplay.gauntlet_tasks import play_gauntlet_game
+from gameplay.gauntlet import service, tasks
+from gameplay.gauntlet.models import GauntletGame, GauntletRun
+from gameplay.gauntlet.tasks import play_gauntlet_game
 
 pytestmark = pytest.mark.django_db
 
@@ -34,12 +34,12 @@ def eager_tasks():
 
 
 def samples(*names):
-    return [gauntlet.sample_deck(n) for n in names]
+    return [service.sample_deck(n) for n in names]
 
 
 def test_a_real_gauntlet_through_celery_tasks(game_catalogue, eager_tasks, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        run = gauntlet_tasks.start_run(samples("mono_red_aggro", "mono_white_weenie"), 2, "engine:VeryEasy", seed=11)
+        run = tasks.start_run(samples("mono_red_aggro", "mono_white_weenie"), 2, "engine:VeryEasy", seed=11)
     run.refresh_from_db()
     assert (run.status, run.total, run.done, run.errors) == ("done", 2, 2, 0)
     assert run.started and run.finished and run.runner == "celery"
@@ -58,7 +58,7 @@ def test_a_real_gauntlet_through_celery_tasks(game_catalogue, eager_tasks, djang
     assert "Mountain" not in by
     # a redelivered task does not play or count the game twice
     assert play_gauntlet_game(run.pk, 0) is None
-    assert gauntlet.record_game(run.pk, 1, {"winner": 0}) is False
+    assert service.record_game(run.pk, 1, {"winner": 0}) is False
     run.refresh_from_db()
     assert run.done == 2 and GauntletGame.objects.get(run=run, index=0).attempts == 1
 
@@ -78,7 +78,7 @@ def test_an_engine_panic_is_recorded_and_the_run_carries_on(game_catalogue, eage
 
     monkeypatch.setattr(core, "play_game", flaky)
     with django_capture_on_commit_callbacks(execute=True):
-        run = gauntlet_tasks.start_run(samples("mono_blue_faeries", "dimir_terror", "mono_red_aggro"), 1, "engine:VeryEasy",
+        run = tasks.start_run(samples("mono_blue_faeries", "dimir_terror", "mono_red_aggro"), 1, "engine:VeryEasy",
                                        max_decisions=30)
     run.refresh_from_db()
     assert (run.status, run.done, run.errors, run.total) == ("done", 3, 1, 3)
@@ -126,15 +126,15 @@ def test_the_command_with_a_process_pool_and_a_deck_file(game_catalogue, tmp_pat
 def test_bad_input_is_refused_with_the_cards_listed(game_catalogue):
     from decks.models import Card
 
-    red = gauntlet.sample_deck("mono_red_aggro")
-    with pytest.raises(gauntlet.GauntletError, match="at least two decks"):
-        gauntlet.create_run([red], 2, "engine:VeryEasy")
-    with pytest.raises(gauntlet.GauntletError, match="between 1 and"):
-        gauntlet.create_run([red, red], 0, "engine:VeryEasy")
-    with pytest.raises(gauntlet.GauntletError, match="Bad player"):
-        gauntlet.create_run([red, red], 2, "engine:Godlike")
-    with pytest.raises(gauntlet.GauntletError, match="at least 40"):
-        gauntlet.create_run([red, {"name": "tiny", "cards": [["Mountain", 20]]}], 2, "engine:VeryEasy")
+    red = service.sample_deck("mono_red_aggro")
+    with pytest.raises(service.GauntletError, match="at least two decks"):
+        service.create_run([red], 2, "engine:VeryEasy")
+    with pytest.raises(service.GauntletError, match="between 1 and"):
+        service.create_run([red, red], 0, "engine:VeryEasy")
+    with pytest.raises(service.GauntletError, match="Bad player"):
+        service.create_run([red, red], 2, "engine:Godlike")
+    with pytest.raises(service.GauntletError, match="at least 40"):
+        service.create_run([red, {"name": "tiny", "cards": [["Mountain", 20]]}], 2, "engine:VeryEasy")
 
     Card.objects.create(name="Firesong and Sunspeaker", name_key="firesong and sunspeaker",
                         front_name="Firesong and Sunspeaker", mana_cost="{4}{R}", types="Creature",
@@ -144,8 +144,8 @@ def test_bad_input_is_refused_with_the_cards_listed(game_catalogue):
                         power="4", toughness="6", color_identity="RW")
     game_catalogue.build()
     bad = {"name": "bad red", "cards": red["cards"][:-2] + [["Nonexistent Card", 2], ["Firesong and Sunspeaker", 2]]}
-    with pytest.raises(gauntlet.GauntletError) as info:
-        gauntlet.create_run([red, bad], 2, "engine:VeryEasy")
+    with pytest.raises(service.GauntletError) as info:
+        service.create_run([red, bad], 2, "engine:VeryEasy")
     assert info.value.problems == ["bad red: unknown cards: Nonexistent Card",
                                    "bad red: cards the engine does not fully support: Firesong and Sunspeaker"]
     assert info.value.decks["bad red"]["unknown"] == ["Nonexistent Card"]
@@ -173,10 +173,10 @@ def _saved(deck):
 
 
 def test_decklist_text_splits_and_reports_bad_lines(game_catalogue):
-    assert gauntlet.split_decklists("4 A\n\n2 B\n---\n3 C\n===\n") == ["4 A\n\n2 B", "3 C"]
-    assert gauntlet.split_decklists("Name: one\n4 A\nName: two\n4 B") == ["Name: one\n4 A", "Name: two\n4 B"]
-    with pytest.raises(gauntlet.GauntletError) as info:
-        gauntlet.decks_from_text("4 Burst Lightning\n4 Nonexistent Card\n")
+    assert service.split_decklists("4 A\n\n2 B\n---\n3 C\n===\n") == ["4 A\n\n2 B", "3 C"]
+    assert service.split_decklists("Name: one\n4 A\nName: two\n4 B") == ["Name: one\n4 A", "Name: two\n4 B"]
+    with pytest.raises(service.GauntletError) as info:
+        service.decks_from_text("4 Burst Lightning\n4 Nonexistent Card\n")
     assert "line 2" in info.value.problems[0]
 
 
@@ -185,7 +185,7 @@ def _staff(django_user_model, staff=True):
 
 
 def test_pages_are_staff_only(client, django_user_model, game_catalogue):
-    run = gauntlet.create_run(samples("mono_red_aggro", "mono_white_weenie"), 2, "engine:VeryEasy")
+    run = service.create_run(samples("mono_red_aggro", "mono_white_weenie"), 2, "engine:VeryEasy")
     urls = [reverse("gauntlet-list"), reverse("gauntlet-detail", args=[run.pk]),
             reverse("gauntlet-progress", args=[run.pk]), reverse("gauntlet-heatmap", args=[run.pk, "svg"]),
             reverse("gauntlet-export", args=[run.pk])]
@@ -247,8 +247,8 @@ def test_the_page_lists_bad_input(client, django_user_model, game_catalogue):
 
 def test_cancel_and_resume(client, django_user_model, game_catalogue, eager_tasks, django_capture_on_commit_callbacks):
     client.force_login(_staff(django_user_model))
-    run = gauntlet.create_run(samples("mono_red_aggro", "mono_white_weenie"), 4, "engine:VeryEasy", max_decisions=15)
-    gauntlet.record_game(run.pk, 0, {"winner": 1, "turns": 3, "decisions": 15, "seconds": 0.1})
+    run = service.create_run(samples("mono_red_aggro", "mono_white_weenie"), 4, "engine:VeryEasy", max_decisions=15)
+    service.record_game(run.pk, 0, {"winner": 1, "turns": 3, "decisions": 15, "seconds": 0.1})
     # a worker died mid-game: re-queue what did not finish; the recorded game is not played again
     GauntletGame.objects.filter(run=run, index=1).update(status="running", attempts=1)
     GauntletRun.objects.filter(pk=run.pk).update(status="running")
@@ -258,20 +258,20 @@ def test_cancel_and_resume(client, django_user_model, game_catalogue, eager_task
     assert (run.status, run.done) == ("done", 4)
     assert GauntletGame.objects.get(run=run, index=0).attempts == 0 and GauntletGame.objects.get(run=run, index=1).attempts == 2
 
-    other = gauntlet.create_run(samples("mono_red_aggro", "mono_white_weenie"), 4, "engine:VeryEasy", max_decisions=15)
-    gauntlet.record_game(other.pk, 0, {"winner": 0, "turns": 3, "decisions": 15, "seconds": 0.1})
+    other = service.create_run(samples("mono_red_aggro", "mono_white_weenie"), 4, "engine:VeryEasy", max_decisions=15)
+    service.record_game(other.pk, 0, {"winner": 0, "turns": 3, "decisions": 15, "seconds": 0.1})
     assert client.post(reverse("gauntlet-cancel", args=[other.pk])).status_code == 302
     other.refresh_from_db()
     assert other.status == "cancelled" and other.results["summary"]["games"]["scored"] == 1
     assert play_gauntlet_game(other.pk, 1) is None  # the remaining games are skipped
     assert other.games.filter(status="pending").count() == 3
-    assert not gauntlet.cancel_run(other)
+    assert not service.cancel_run(other)
 
 
 def test_the_command_resumes_an_interrupted_run(game_catalogue):
-    run = gauntlet.create_run(samples("mono_red_aggro", "dimir_terror"), 3, "engine:VeryEasy", max_decisions=10,
+    run = service.create_run(samples("mono_red_aggro", "dimir_terror"), 3, "engine:VeryEasy", max_decisions=10,
                               runner="local")
-    gauntlet.record_game(run.pk, 0, {"winner": 0, "turns": 2, "decisions": 10, "seconds": 0.1})
+    service.record_game(run.pk, 0, {"winner": 0, "turns": 2, "decisions": 10, "seconds": 0.1})
     GauntletGame.objects.filter(run=run, index=1).update(status="running", attempts=1)  # the command was killed
     GauntletRun.objects.filter(pk=run.pk).update(status="running")
     out = io.StringIO()

@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from gameplay.gauntlet_models import GauntletRun
+from gameplay.gauntlet.models import GauntletRun
 from tests.conftest import start_worker
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

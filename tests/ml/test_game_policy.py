@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from gameplay.apps import active_value_weights
 from gameplay.core import value
+from gameplay.training import active_value_weights
 from ml import registry
 from ml.models import ModelVersion, TrainingRun
 from tests.gameplay.conftest import card_records, game_catalogue, real_data_dir_session  # noqa: F401 (fixtures)

@@ -12,7 +12,7 @@ from kombu.exceptions import OperationalError
 
 from decks import tasks as deck_tasks
 from decks.models import CompletionJob
-from drafts import online
+from drafts.pods import service
 from drafts.models import Draft
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError, session
@@ -69,7 +69,7 @@ def test_a_locked_row_holds_the_sqlite_write_lock_before_it_is_read(kind):
     if connection.vendor != "sqlite":
         pytest.skip("SQLite only (PostgreSQL locks the row with SELECT ... FOR UPDATE)")
     row = _draft() if kind == "pod" else _game()
-    locked = online.locked if kind == "pod" else session.locked
+    locked = service.locked if kind == "pod" else session.locked
     other = sqlite3.connect(connection.settings_dict["NAME"], timeout=0)
     try:
         with locked(row.pk) as held:
@@ -84,8 +84,8 @@ def test_a_locked_row_holds_the_sqlite_write_lock_before_it_is_read(kind):
 
 @pytest.mark.django_db
 def test_a_missing_row_raises_the_callers_error():
-    with pytest.raises(online.PodError) as pod:
-        with online.locked(Draft.objects.create(set_code="TST", kind="offline").pk):  # not an online pod
+    with pytest.raises(service.PodError) as pod:
+        with service.locked(Draft.objects.create(set_code="TST", kind="offline").pk):  # not an online pod
             pass
     assert pod.value.code == 404
     with pytest.raises(PlayError) as game:
@@ -119,9 +119,9 @@ def test_the_revision_cache_returns_only_the_current_revision_and_keeps_only_wha
     assert "a" not in cache and "b" in cache and "c" in cache
 
 
-SERVICES = {"decks/completion.py": "decks.tasks", "drafts/online.py": "drafts.tasks",
+SERVICES = {"decks/completion/service.py": "decks.tasks", "drafts/pods/service.py": "drafts.pods.tasks",
             "gameplay/play/choice.py": "gameplay.tasks", "gameplay/play/session.py": "gameplay.tasks",
-            "gameplay/play/advice.py": "gameplay.tasks", "gameplay/gauntlet.py": "gameplay.gauntlet_tasks"}
+            "gameplay/play/advice.py": "gameplay.tasks", "gameplay/gauntlet/service.py": "gameplay.gauntlet.tasks"}
 
 
 @pytest.mark.parametrize("path", sorted(SERVICES))

@@ -11,8 +11,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
+from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.management.importing import progress
+from ml.diffusion.complete import CompletionError
+from ml.registry import NoActiveModel
 
 
 class Command(BaseCommand):
@@ -29,9 +31,6 @@ class Command(BaseCommand):
         parser.add_argument("--no-side", action="store_true")
 
     def handle(self, *args, **opts):
-        from ml.diffusion.complete import CompletionError
-        from ml.registry import NoActiveModel
-
         src = Path(opts["infile"])
         if not src.exists():
             raise CommandError(f"{src} does not exist.")

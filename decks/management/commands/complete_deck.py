@@ -5,9 +5,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
+from decks.completion.service import (DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request,
+                                      source_decks)
 from decks.core.decklist import Entry, ParsedDeck
 from decks.core.export import to_arena, to_mtgo
+from ml.diffusion.complete import CompletionError
+from ml.registry import NoActiveModel
 
 
 class Command(BaseCommand):
@@ -26,9 +29,6 @@ class Command(BaseCommand):
         parser.add_argument("--style", choices=["arena", "mtgo"], default="arena")
 
     def handle(self, *args, **opts):
-        from ml.diffusion.complete import CompletionError
-        from ml.registry import NoActiveModel
-
         if opts["text"]:
             path = Path(opts["text"])
             if not path.exists():
@@ -61,8 +61,6 @@ class Command(BaseCommand):
         for warning in getattr(completion, "warnings", None) or ():
             self.stderr.write(f"warning: {warning}")
         if req.model == "masked":
-            from decks.completion import source_decks
-
             for source in source_decks(completer, completion):
                 self.stderr.write(f"drew on: {source['event']} ({source['date'] or 'no date'}), deck {source['deck']}, "
                                   f"{100 * source['weight']:.0f}% of the vote")

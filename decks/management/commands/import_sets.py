@@ -11,6 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from decks.core.cards import SUPERTYPES, copy_limit, split_type_line
 from decks.core.catalogue import PrintingRecord, read_17lands_cards, read_17lands_set_list, read_mtgjson_set
 from decks.core.names import normalize_name
 from decks.core.setnames import set_name
@@ -53,8 +54,6 @@ def merge_printings(records: list[PrintingRecord]) -> dict[tuple[str, str], Prin
 
 def stub_card(r: PrintingRecord) -> dict:
     """A catalogue row for a card known only from a set list."""
-    from decks.core.cards import copy_limit, split_type_line, SUPERTYPES
-
     left, subtypes = split_type_line(r.type_line)
     supertypes = [t for t in left if t in SUPERTYPES]
     types = [t for t in left if t not in SUPERTYPES]

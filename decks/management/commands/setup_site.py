@@ -1,16 +1,20 @@
 """Bring a fresh database to a working site: import whatever real data is still missing."""
+import time
+
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from decks.models import Card, CardSet, Deck
+from gameplay import carddb
+from gameplay.models import EngineCard
+from ml.datasets import deck_arrays
+from ml.embeddings.service import active_embeddings
+from ml.registry import NoActiveModel
 
 
 class Command(BaseCommand):
     def _engine_cards(self, force):
         """The rules engine's card database (game advice); rebuilt when the catalogue changes."""
-        from gameplay import carddb
-        from gameplay.models import EngineCard
-
         if not carddb.engine_version():
             self.stdout.write("engine cards: phase-python is not installed; game advice is off")
             return
@@ -24,12 +28,6 @@ class Command(BaseCommand):
 
     def _completion_decks(self):
         """Cache the corpus as arrays now, so the first deck completion does not wait for it (~1 min)."""
-        import time
-
-        from ml.datasets import deck_arrays
-        from ml.embeddings.service import active_embeddings
-        from ml.registry import NoActiveModel
-
         try:
             names = active_embeddings().names
         except NoActiveModel as exc:

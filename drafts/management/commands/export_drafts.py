@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from drafts.logstore import export_logs
 from drafts.management.common import DraftErrorsAsCommandErrors
 from drafts.models import DraftSeat
-from drafts.online import consented_seats
+from drafts.pods.service import consented_seats
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
 """Build the rules engine's card database from the catalogue and mark which cards it supports."""
 from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
 
 from gameplay import carddb
 
@@ -10,8 +11,6 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         if not carddb.engine_version():
             raise CommandError("phase-python is not installed (pip install -r requirements.txt)")
-        from tqdm import tqdm
-
         bar = tqdm(total=None, unit="card", desc="engine cards", disable=None)
 
         def progress(done, total):

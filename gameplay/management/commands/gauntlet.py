@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.management.importing import progress
-from gameplay import gauntlet, gauntlet_tasks
 from gameplay.core import gauntlet as core
-from gameplay.gauntlet_models import GauntletRun
+from gameplay.gauntlet import service, tasks
+from gameplay.gauntlet.models import GauntletRun
 
 
 class Command(BaseCommand):
@@ -48,10 +48,10 @@ class Command(BaseCommand):
             return self.resume(opts)
         try:
             decks = self.gather_decks(opts)
-            run = gauntlet.create_run(decks, opts["games"], opts["player"], seed=opts["seed"],
+            run = service.create_run(decks, opts["games"], opts["player"], seed=opts["seed"],
                                       max_decisions=opts["max_decisions"], name=opts["name"],
                                       runner="celery" if opts["celery"] else "local", build_support=True)
-        except gauntlet.GauntletError as exc:
+        except service.GauntletError as exc:
             raise CommandError("the gauntlet cannot start:\n  " + "\n  ".join(exc.problems)) from None
         pairs = len(run.decks) * (len(run.decks) - 1) // 2
         self.stdout.write(f"gauntlet #{run.pk}: {len(run.decks)} decks ({', '.join(run.deck_names)}), {pairs} pairs × "
@@ -61,7 +61,7 @@ class Command(BaseCommand):
     def play(self, run: GauntletRun, opts, unfinished_only: bool = False) -> None:
         started = time.perf_counter()
         if opts["celery"]:
-            gauntlet_tasks.enqueue_games(run, unfinished_only=unfinished_only)  # outside a transaction: queued at once
+            tasks.enqueue_games(run, unfinished_only=unfinished_only)  # outside a transaction: queued at once
             if opts["no_wait"]:
                 self.stdout.write(f"queued; follow it at /games/gauntlet/{run.pk}/")
                 return
@@ -69,7 +69,7 @@ class Command(BaseCommand):
         else:
             bar = progress(total=run.total, initial=run.done, desc="games", unit="game", unit_scale=False)
             try:
-                run = gauntlet.run_locally(run, opts["workers"], on_game=lambda i, o: bar.update(1))
+                run = service.run_locally(run, opts["workers"], on_game=lambda i, o: bar.update(1))
             finally:
                 bar.close()
         self.report(run, time.perf_counter() - started, opts)
@@ -89,20 +89,20 @@ class Command(BaseCommand):
         decks = []
         names = [n.strip() for n in opts["decks"].split(",") if n.strip()]
         if names == ["sample"]:
-            names = sorted(gauntlet.sample_decks())
+            names = sorted(service.sample_decks())
             if not names:
-                raise gauntlet.GauntletError("the sample decks file is missing (set MTG_DATA_DIR)")
-        decks += [gauntlet.sample_deck(n) for n in names]
+                raise service.GauntletError("the sample decks file is missing (set MTG_DATA_DIR)")
+        decks += [service.sample_deck(n) for n in names]
         for path in opts["deck_file"]:
             p = Path(path)
             if not p.exists():
-                raise gauntlet.GauntletError(f"{path}: no such file")
-            decks += gauntlet.decks_from_text(p.read_text(encoding="utf-8", errors="replace"), default_name=p.stem,
+                raise service.GauntletError(f"{path}: no such file")
+            decks += service.decks_from_text(p.read_text(encoding="utf-8", errors="replace"), default_name=p.stem,
                                               source=f"file:{p.name}")
         ids = [i.strip() for raw in opts["deck_id"] for i in raw.split(",") if i.strip()]
-        decks += [gauntlet.saved_deck(i) for i in ids]
+        decks += [service.saved_deck(i) for i in ids]
         if not decks:
-            raise gauntlet.GauntletError("give decks: --decks sample, --deck-file FILE or --deck-id ID")
+            raise service.GauntletError("give decks: --decks sample, --deck-file FILE or --deck-id ID")
         return decks
 
     def wait(self, run: GauntletRun) -> GauntletRun:
@@ -122,7 +122,7 @@ class Command(BaseCommand):
     def report(self, run: GauntletRun, elapsed: float, opts) -> None:
         if run.status == "failed":
             raise CommandError(f"gauntlet #{run.pk} failed: {run.error}")
-        results = gauntlet.results_of(run)
+        results = service.results_of(run)
         summary, cards = results["summary"], results["cards"]
         w = self.stdout.write
         w("")
@@ -153,11 +153,11 @@ class Command(BaseCommand):
             for game in run.games.filter(status="error").order_by("index")[:5]:
                 w(self.style.WARNING(f"  game {game.index} (seed {game.seed}): {game.error[:200]}"))
         if opts["out"]:
-            Path(opts["out"]).write_text(json.dumps({**gauntlet.export(run), "seconds": round(elapsed, 2)}, indent=1),
+            Path(opts["out"]).write_text(json.dumps({**service.export(run), "seconds": round(elapsed, 2)}, indent=1),
                                          encoding="utf-8")
             w(f"wrote {opts['out']}")
         if opts["plot"]:
             fmt = Path(opts["plot"]).suffix.lower().lstrip(".")
-            Path(opts["plot"]).write_bytes(gauntlet.heatmap_bytes(run, fmt))
+            Path(opts["plot"]).write_bytes(service.heatmap_bytes(run, fmt))
             w(f"wrote {opts['plot']}")
         w(self.style.SUCCESS(f"gauntlet #{run.pk} {run.status}: /games/gauntlet/{run.pk}/"))

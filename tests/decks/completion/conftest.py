@@ -53,9 +53,9 @@ def tiny_corpus(catalogue, settings, tmp_path):
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("import_decks", corpus=str(corpus), **quiet)
     call_command("train_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1, **quiet)
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
+    service.reset_completers()
     return tmp_path
 
 
@@ -65,9 +65,9 @@ def tiny_models(tiny_corpus):
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
                  context_layers=1, eval_every=0, split_date="2026-06-01", **quiet)
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()  # a fresh process would build them from the new versions
+    service.reset_completers()  # a fresh process would build them from the new versions
     return tiny_corpus
 
 
@@ -78,9 +78,9 @@ def masked_model(tiny_corpus):
 
     call_command("train_completion", preset="quick", split_date="2026-06-01", stdout=io.StringIO(),
                  stderr=io.StringIO())
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
+    service.reset_completers()
     return ModelVersion.objects.get(kind="deck_masked", active=True)
 
 

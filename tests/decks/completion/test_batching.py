@@ -116,9 +116,9 @@ def test_a_job_already_claimed_is_not_run_again(catalogue, batch_sizes):
 def test_a_stale_running_job_is_claimed_again_by_its_redelivered_task(catalogue, settings):
     """Its worker died mid-batch: after COMPLETION_STALE_SECONDS the job's own task may take it again
     (here there is no model, so it fails with that message, proving it was run)."""
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
+    service.reset_completers()
     stale = queue(status="running", started=timezone.now() - dt.timedelta(seconds=settings.COMPLETION_STALE_SECONDS + 5))
     fresh = queue()
     out = complete_deck_task(str(stale.pk))
@@ -128,7 +128,7 @@ def test_a_stale_running_job_is_claimed_again_by_its_redelivered_task(catalogue,
 
 
 def test_claims_do_not_overlap(catalogue, settings):
-    from decks.completion import claim_jobs
+    from decks.completion.service import claim_jobs
 
     jobs = [queue(seed=i) for i in range(5)]
     first = claim_jobs(jobs[0].pk, limit=3)

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from decks.completion import CompletionRequestError, parse_request
+from decks.completion.service import CompletionRequestError, parse_request
 from decks.models import CompletionJob, Deck
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_tasks")]
@@ -82,7 +82,7 @@ def test_page_completes_a_deck(client, tiny_models, django_capture_on_commit_cal
 
 
 def test_completion_is_legal_and_deterministic(tiny_models):
-    from decks.completion import get_completer
+    from decks.completion.service import get_completer
     from decks.core.decklist import Entry, ParsedDeck
     from decks.core.rules import validate_deck
     from decks.services import card_rules
@@ -150,9 +150,9 @@ def test_unknown_job_is_404(client, db):
 
 def test_without_models_the_job_fails_with_a_clear_message(client, catalogue, settings, tmp_path,
                                                           django_capture_on_commit_callbacks):
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
+    service.reset_completers()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/decks/complete", {"format": "modern", "text": "4 Lightning Bolt"},
                                content_type="application/json")

@@ -30,10 +30,10 @@ def test_export_then_register_on_a_fresh_registry(tiny_models, weights_dir):
     # idempotent: a second run registers nothing new
     call_command("register_models", no_train=True, stdout=io.StringIO())
     assert ModelVersion.objects.count() == 2
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
-    done = completion.get_completer().complete([("Lightning Bolt", 4)], [], "modern", seed=0)
+    service.reset_completers()
+    done = service.get_completer().complete([("Lightning Bolt", 4)], [], "modern", seed=0)
     assert sum(c for _, c in done.main) == 60
 
 

@@ -67,7 +67,7 @@ def test_quick_training_registers_an_active_masked_version(masked_model, tiny_co
     assert header.metadata["format"] == "masked-v1"
     assert check_tensors(header, expected_shapes("deck_masked", c)) == []
 
-    from decks.completion import get_completer
+    from decks.completion.service import get_completer
 
     completer = get_completer("masked")
     assert completer.model is not None and completer.version == v
@@ -306,10 +306,10 @@ def test_shipped_masked_weights_are_registered_and_used(masked_model, tmp_path, 
     call_command("register_models", no_train=True, stdout=out)
     shipped = ModelVersion.objects.get(kind="deck_masked")
     assert shipped.active and "deck_masked: registered the shipped default" in out.getvalue()
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
-    assert completion.get_completer("masked").version == shipped
+    service.reset_completers()
+    assert service.get_completer("masked").version == shipped
 
 
 def test_without_a_masked_version_register_models_says_the_vote_is_used(tiny_corpus, tmp_path, monkeypatch):
@@ -326,9 +326,9 @@ def test_a_version_of_another_vocabulary_fails_the_job_clearly(client, masked_mo
                                                                django_capture_on_commit_callbacks):
     masked_model.config = {**masked_model.config, "cards": masked_model.config["cards"][:-1] + ["Nonexistent Card"]}
     masked_model.save(update_fields=["config"])
-    from decks import completion
+    from decks.completion import service
 
-    completion.reset_completers()
+    service.reset_completers()
     with django_capture_on_commit_callbacks(execute=True):
         response = post_api(client, {"format": "modern", "main": [["Lightning Bolt", 4]]})
     assert response.status_code == 202

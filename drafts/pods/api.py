@@ -1,6 +1,6 @@
 """Online pod API (session-authenticated; guests get a session): create, read, join, start, pick.
 
-The same service functions as the websocket (drafts.online), so a pick made here is validated,
+The same service functions as the websocket (drafts.pods.service), so a pick made here is validated,
 locked and published exactly like one made over the socket.
 """
 from __future__ import annotations
@@ -12,12 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
-from drafts import online, tasks
+from drafts.access import current_consent, guest_key, remember_consent
 from drafts.api import _json_body
 from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
-from drafts.access import current_consent, guest_key, remember_consent
 from drafts.models import Draft
+from drafts.pods import service, tasks
 
 
 def _error(exc: DraftError):
@@ -29,16 +29,16 @@ def _consent(request, data):
     """The body's consent (true/false), else the choice already on file (None: not asked yet)."""
     value = data.get("consent")
     if value is not None and not isinstance(value, bool):
-        raise online.PodError("consent must be true or false")
+        raise service.PodError("consent must be true or false")
     return current_consent(request) if value is None else value
 
 
 def _body(request, draft_id):
     draft = Draft.objects.filter(pk=draft_id, kind="online").first()
     if draft is None:
-        raise online.PodError("no such draft pod", 404)
-    seat = online.seat_of(draft, request.user, guest_key(request))
-    status_, view = online.snapshot(draft.pk, seat.seat if seat else None)
+        raise service.PodError("no such draft pod", 404)
+    seat = service.seat_of(draft, request.user, guest_key(request))
+    status_, view = service.snapshot(draft.pk, seat.seat if seat else None)
     return {"id": str(draft.pk), "page": request.build_absolute_uri(reverse("pod", args=[draft.pk])),
             "websocket": f"/ws/pods/{draft.pk}/", "status": status_, "you": view}
 
@@ -66,8 +66,8 @@ class PodCreateView(APIView):
             consent = _consent(request, data)
             seats, timer = data.get("seats", 8), data.get("pick_timer", 0)
             if isinstance(seats, bool) or isinstance(timer, bool):
-                raise online.PodError("seats and pick_timer are numbers")
-            draft, _ = online.create_pod(str(data.get("set") or ""), seats, str(data.get("bot") or "draftsim"), timer,
+                raise service.PodError("seats and pick_timer are numbers")
+            draft, _ = service.create_pod(str(data.get("set") or ""), seats, str(data.get("bot") or "draftsim"), timer,
                                          str(data.get("display_name") or ""), user=request.user,
                                          session_key=guest_key(request, create=True), consent=consent)
         except DraftError as exc:
@@ -96,7 +96,7 @@ class PodJoinView(APIView):
             return error
         try:
             consent = _consent(request, data)
-            _, outcome = online.join_pod(draft_id, str(data.get("display_name") or ""), user=request.user,
+            _, outcome = service.join_pod(draft_id, str(data.get("display_name") or ""), user=request.user,
                                          session_key=guest_key(request, create=True), consent=consent)
         except DraftError as exc:
             return _error(exc)
@@ -110,7 +110,7 @@ class PodStartView(APIView):
                    description="The host starts the draft; bots take the empty seats.")
     def post(self, request, draft_id):
         try:
-            tasks.publish_outcome(online.start_pod(draft_id, request.user, guest_key(request)))
+            tasks.publish_outcome(service.start_pod(draft_id, request.user, guest_key(request)))
             return Response(_body(request, draft_id))
         except DraftError as exc:
             return _error(exc)
@@ -132,10 +132,10 @@ class PodPickView(APIView):
                                                "and client_pick_id (1-64 letters, digits or _.:-)"})
         try:
             draft = Draft.objects.filter(pk=draft_id, kind="online").first()
-            seat = None if draft is None else online.seat_of(draft, request.user, guest_key(request))
+            seat = None if draft is None else service.seat_of(draft, request.user, guest_key(request))
             if seat is None:
-                raise online.PodError("you have no seat in this pod", 404 if draft is None else 403)
-            outcome = online.make_pick(draft_id, seat.seat, card, numbers[0], numbers[1], cid)
+                raise service.PodError("you have no seat in this pod", 404 if draft is None else 403)
+            outcome = service.make_pick(draft_id, seat.seat, card, numbers[0], numbers[1], cid)
         except DraftError as exc:
             return _error(exc)
         tasks.publish_outcome(outcome)

@@ -1,5 +1,5 @@
 """Pages of online drafting: the lobby, a pod (lobby, drafting, done), deck building, my drafts,
-sign-up with the data-sharing choice. The live part runs over ws/pods/<id>/ (drafts.consumers)."""
+sign-up with the data-sharing choice. The live part runs over ws/pods/<id>/ (drafts.pods.consumers)."""
 from __future__ import annotations
 
 import json
@@ -18,12 +18,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from decks.core.decklist import Entry, ParsedDeck
 from decks.core.export import to_arena, to_mtgo
 from decks.services import parsed_from_deck, save_parsed_deck
-from drafts import online, services, tasks
 from drafts.access import current_consent, guest_key, remember_consent, seat_owner
 from drafts.core.cards import DraftError
 from drafts.core.deckbuild import BASIC_FOR_COLOR, build_deck, check_build
 from drafts.core.protocol import card_facts
 from drafts.models import Draft, DraftSeat
+from drafts.pods import service, tasks
+from drafts.services import draftsim_ratings, set_choices, set_list
 from drafts.views import csv_download
 
 CONSENT_CHOICES = [("yes", "Yes: include my drafts (picks, packs, timing) in the training data"),
@@ -59,7 +60,7 @@ class PodForm(ConsentMixin, forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["set_code"].choices = services.set_choices()
+        self.fields["set_code"].choices = set_choices()
 
 
 class JoinForm(ConsentMixin, forms.Form):
@@ -81,7 +82,7 @@ def play(request):
             d = form.cleaned_data
             consent = _consent_value(d.get("consent")) if ask else current_consent(request)
             try:
-                draft, _ = online.create_pod(d["set_code"], d["seats"], d["bot"], d["pick_timer"], d["display_name"],
+                draft, _ = service.create_pod(d["set_code"], d["seats"], d["bot"], d["pick_timer"], d["display_name"],
                                              user=request.user, session_key=guest_key(request, create=True),
                                              consent=consent)
             except DraftError as exc:
@@ -111,10 +112,10 @@ def _online(draft_id) -> Draft:
 @require_GET
 def pod_page(request, draft_id):
     draft = _online(draft_id)
-    seat = online.seat_of(draft, request.user, guest_key(request))
+    seat = service.seat_of(draft, request.user, guest_key(request))
     ask = current_consent(request) is None
     form = JoinForm(initial={"display_name": _default_name(request)}, ask_consent=ask)
-    status, view = online.snapshot(draft.pk, seat.seat if seat else None)
+    status, view = service.snapshot(draft.pk, seat.seat if seat else None)
     return render(request, "drafts/pod.html", {
         "draft": draft, "seat": seat, "form": form, "status": status,
         "initial": {"status": status, "view": view},
@@ -131,9 +132,9 @@ def pod_join(request, draft_id):
         return redirect("pod", draft_id=draft_id)
     consent = _consent_value(form.cleaned_data.get("consent")) if ask else current_consent(request)
     try:
-        _, outcome = online.join_pod(draft_id, form.cleaned_data["display_name"], user=request.user,
+        _, outcome = service.join_pod(draft_id, form.cleaned_data["display_name"], user=request.user,
                                      session_key=guest_key(request, create=True), consent=consent)
-    except online.PodError as exc:
+    except service.PodError as exc:
         if exc.code == 404:
             raise Http404(str(exc))
         messages.error(request, str(exc))
@@ -147,8 +148,8 @@ def pod_join(request, draft_id):
 @require_POST
 def pod_leave(request, draft_id):
     try:
-        tasks.publish_outcome(online.leave_pod(draft_id, request.user, guest_key(request)))
-    except online.PodError as exc:
+        tasks.publish_outcome(service.leave_pod(draft_id, request.user, guest_key(request)))
+    except service.PodError as exc:
         messages.error(request, str(exc))
         return redirect("pod", draft_id=draft_id)
     return redirect("play")
@@ -158,8 +159,8 @@ def pod_leave(request, draft_id):
 def pod_start(request, draft_id):
     """Start from a plain form post (the page normally starts over the socket)."""
     try:
-        tasks.publish_outcome(online.start_pod(draft_id, request.user, guest_key(request)))
-    except online.PodError as exc:
+        tasks.publish_outcome(service.start_pod(draft_id, request.user, guest_key(request)))
+    except service.PodError as exc:
         if exc.code == 404:
             raise Http404(str(exc))
         messages.error(request, str(exc))
@@ -176,7 +177,7 @@ def _owned_seat(request, draft_id, seat_number) -> DraftSeat:
 
 
 def _pool_and_set(seat: DraftSeat):
-    s = services.set_list(seat.draft.set_code)
+    s = set_list(seat.draft.set_code)
     return [p.pick for p in seat.picks.all()], s
 
 
@@ -192,7 +193,7 @@ def _split_lands(main, side) -> dict:
 def _builder_state(seat: DraftSeat, pool, s) -> dict:
     """The builder's data: card facts of the pool, the auto-build and the deck to start from (the
     saved one when there is one)."""
-    ratings, _ = services.draftsim_ratings(s)
+    ratings, _ = draftsim_ratings(s)
     built = build_deck(pool, s, ratings=ratings)
     auto = {**_split_lands(built.main, built.side), "notes": built.notes}
     current = auto
@@ -325,7 +326,7 @@ def consent_view(request):
 def consented_export(request):
     """The consented data set: the picks of people who opted in, one set (or all), 17Lands layout."""
     code = (request.GET.get("set") or "").upper()
-    return csv_download(online.consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
+    return csv_download(service.consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
 
 
 class SignupForm(UserCreationForm):
@@ -338,7 +339,7 @@ def signup(request):
         form = SignupForm(request.POST)
         if form.is_valid():
             user = form.save()
-            online.set_consent(user, form.cleaned_data["consent"] == "yes")
+            service.set_consent(user, form.cleaned_data["consent"] == "yes")
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             return redirect(request.POST.get("next") or "play")
     else:

@@ -19,7 +19,7 @@ What changed is returned as an :class:`Outcome`: the new private view of each hu
 or pool changed (not of one that only had another pack queued behind its current one: the status
 carries every seat's queue) and the public status. :func:`publish` sends them to the channel layer
 after the commit: a seat's view only to that seat's group, the status to the pod's group. The pick
-timers an outcome starts are queued by ``drafts.tasks`` (``enqueue_timers``), above this module.
+timers an outcome starts are queued by ``drafts.pods.tasks`` (``enqueue_timers``), above this module.
 """
 from __future__ import annotations
 

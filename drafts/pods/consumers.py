@@ -22,9 +22,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
 
-from drafts import online, tasks
 from drafts.core.protocol import ProtocolError, message, parse_client_message
 from drafts.models import Draft
+from drafts.pods import service, tasks
 
 log = logging.getLogger(__name__)
 # How long after a deadline this socket takes the timed-out pick itself: at once on the embedded
@@ -70,7 +70,7 @@ def _close_connections() -> None:
 class PickBatcher:
     """Applies the picks that the sockets of this process receive for a pod, a batch at a time.
 
-    While a pod's batch is being applied (one transaction under the row lock: online.make_picks),
+    While a pod's batch is being applied (one transaction under the row lock: service.make_picks),
     the picks that arrive for that pod wait and then go in together as the next batch. Under load a
     pod's picks therefore share one lock, one state write and one status broadcast instead of paying
     for them one by one; alone, a pick is a batch of one. A batch's outcome is published before the
@@ -81,7 +81,7 @@ class PickBatcher:
         self.running: set[str] = set()
         self.published: dict[str, asyncio.Future] = {}
 
-    async def pick(self, layer, draft_id: str, request: online.PickRequest) -> dict:
+    async def pick(self, layer, draft_id: str, request: service.PickRequest) -> dict:
         """The ack of ``request`` once its batch is committed; raises its PodError when refused."""
         future = asyncio.get_running_loop().create_future()
         self.queued.setdefault(draft_id, []).append((request, future))
@@ -89,7 +89,7 @@ class PickBatcher:
             self.running.add(draft_id)
             asyncio.ensure_future(self._drain(layer, draft_id))
         result = await future
-        if isinstance(result, online.PodError):
+        if isinstance(result, service.PodError):
             raise result
         return result
 
@@ -98,7 +98,7 @@ class PickBatcher:
             while self.queued.get(draft_id):
                 batch = self.queued.pop(draft_id)
                 try:
-                    results, outcome = await pod_db(online.make_picks)(draft_id, [r for r, _ in batch])
+                    results, outcome = await pod_db(service.make_picks)(draft_id, [r for r, _ in batch])
                 except Exception as exc:  # noqa: BLE001 - nothing written: each pick of the batch re-raises it
                     for _, future in batch:
                         if not future.done():
@@ -141,7 +141,7 @@ def pick_batcher() -> PickBatcher:
 
 
 async def publish_outcome(layer, outcome) -> None:
-    await online.publish(layer, outcome)
+    await service.publish(layer, outcome)
     if tasks.timers_to_enqueue(outcome):  # no thread hop on the hot path when there is no timer
         await pod_db(tasks.enqueue_timers)(outcome)
 
@@ -162,13 +162,13 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         try:
             self.seat = await pod_db(self._bind)(user, getattr(session, "session_key", None))
-        except online.PodError:
+        except service.PodError:
             await self.close(code=4404)
             return
-        self.group = online.pod_group(self.draft_id)
+        self.group = service.pod_group(self.draft_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         if self.seat is not None:
-            await self.channel_layer.group_add(online.seat_group(self.draft_id, self.seat), self.channel_name)
+            await self.channel_layer.group_add(service.seat_group(self.draft_id, self.seat), self.channel_name)
         await self.accept()
         self.counted = True
         PodConsumer.open_sockets += 1
@@ -179,10 +179,10 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
     def _bind(self, user, session_key):
         draft = Draft.objects.filter(pk=self.draft_id, kind="online").first()
         if draft is None:
-            raise online.PodError("no such pod", 404)
-        row = online.seat_of(draft, user, session_key)
+            raise service.PodError("no such pod", 404)
+        row = service.seat_of(draft, user, session_key)
         if row is not None:
-            online.mark_present(self.draft_id, row.seat, True, self.channel_name)
+            service.mark_present(self.draft_id, row.seat, True, self.channel_name)
         return None if row is None else row.seat
 
     async def disconnect(self, code):
@@ -193,8 +193,8 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "group", None):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             if self.seat is not None:
-                await self.channel_layer.group_discard(online.seat_group(self.draft_id, self.seat), self.channel_name)
-                await pod_db(online.mark_present)(self.draft_id, self.seat, False, self.channel_name)
+                await self.channel_layer.group_discard(service.seat_group(self.draft_id, self.seat), self.channel_name)
+                await pod_db(service.mark_present)(self.draft_id, self.seat, False, self.channel_name)
                 await self._broadcast_status()
         if getattr(self, "counted", False):
             self.counted = False
@@ -223,7 +223,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             return
         if msg.action == "ping":
             if self.seat is not None:
-                await pod_db(online.mark_present)(self.draft_id, self.seat, True, self.channel_name)
+                await pod_db(service.mark_present)(self.draft_id, self.seat, True, self.channel_name)
             await self.send_json(message("pong", t=time.time()))
             return
         if msg.action == "sync":
@@ -241,7 +241,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             outcome = await pod_db(self._start)()
-        except online.PodError as exc:
+        except service.PodError as exc:
             await self._error(str(exc), code=exc.code)
             await self._send_snapshot()
             return
@@ -249,9 +249,9 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
 
     async def _pick(self, msg):
         try:
-            ack = await pick_batcher().pick(self.channel_layer, self.draft_id, online.PickRequest(
+            ack = await pick_batcher().pick(self.channel_layer, self.draft_id, service.PickRequest(
                 self.seat, msg.card, msg.pack_number, msg.pick_number, msg.client_pick_id))
-        except online.PodError as exc:
+        except service.PodError as exc:
             await self._error(str(exc), code=exc.code, client_pick_id=msg.client_pick_id)
             await self._send_snapshot()  # the client re-syncs to what the server holds
             return
@@ -266,7 +266,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
 
     def _start(self):
         key = getattr(self.scope.get("session"), "session_key", None)
-        return online.start_pod(self.draft_id, self.scope.get("user"), key)
+        return service.start_pod(self.draft_id, self.scope.get("user"), key)
 
     async def send_json(self, content, close=False):
         """Through :meth:`send` below (the base class's send_json goes past it, to its parent's)."""
@@ -339,8 +339,8 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
 
     async def _send_snapshot(self, announce: bool = False):
         try:
-            status, view = await pod_db(online.snapshot)(self.draft_id, self.seat)
-        except online.PodError as exc:
+            status, view = await pod_db(service.snapshot)(self.draft_id, self.seat)
+        except service.PodError as exc:
             await self._error(str(exc), code=exc.code)
             return
         await self.send_json(status)
@@ -354,8 +354,8 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
 
     async def _broadcast_status(self):
         try:
-            status, _ = await pod_db(online.snapshot)(self.draft_id, None)
-        except online.PodError:
+            status, _ = await pod_db(service.snapshot)(self.draft_id, None)
+        except service.PodError:
             return
         await self.channel_layer.group_send(self.group, {"type": "pod.status", "status": status})
 
@@ -378,8 +378,8 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
 
     async def _expire(self):
         try:
-            outcome = await pod_db(online.expire_overdue)(self.draft_id)
-        except online.PodError:
+            outcome = await pod_db(service.expire_overdue)(self.draft_id)
+        except service.PodError:
             return
         except Exception:
             log.exception("expiring picks of pod %s failed", self.draft_id)

@@ -1,4 +1,4 @@
-"""Celery tasks of the drafts app: pick timers of online pods, and their queueing (above drafts.online)."""
+"""Celery tasks of online pods: their pick timers, and their queueing (above drafts.pods.service)."""
 from __future__ import annotations
 
 import logging
@@ -9,7 +9,7 @@ from celery.signals import worker_ready
 from kombu.exceptions import OperationalError
 from django.conf import settings
 
-from drafts import online
+from drafts.pods import service
 
 log = logging.getLogger(__name__)
 
@@ -18,8 +18,8 @@ log = logging.getLogger(__name__)
 def expire_picks(draft_id: str) -> bool:
     """At a pick deadline: take the suggested card for every seat whose time ran out (idempotent)."""
     try:
-        outcome = online.expire_overdue(draft_id)
-    except online.PodError:
+        outcome = service.expire_overdue(draft_id)
+    except service.PodError:
         return False
     publish_outcome(outcome)
     return outcome is not None
@@ -30,12 +30,12 @@ def sweep_timers() -> int:
     """Expire every overdue pick of every running pod and queue every pick timer again (a worker runs
     this when it starts). Returns how many pods had overdue picks."""
     n = 0
-    for draft_id in online.running_pods():
-        outcome = online.expire_overdue(draft_id)
+    for draft_id in service.running_pods():
+        outcome = service.expire_overdue(draft_id)
         if outcome is not None:
             n += 1
             publish_outcome(outcome)
-    for draft_id, deadline in online.pending_deadlines():
+    for draft_id, deadline in service.pending_deadlines():
         enqueue_deadline(draft_id, deadline)
     return n
 
@@ -49,20 +49,20 @@ def _resume_timers(sender=None, **kwargs):
         pass
 
 
-def publish_outcome(outcome: online.Outcome | None) -> None:
+def publish_outcome(outcome: service.Outcome | None) -> None:
     """What synchronous code does after a change of a pod: send the outcome to the pod's sockets
-    (``online.publish``), then queue the pick timers it started (the sockets' ``publish_outcome`` is
+    (``service.publish``), then queue the pick timers it started (the sockets' ``publish_outcome`` is
     the async twin)."""
-    online.publish_sync(outcome)
+    service.publish_sync(outcome)
     enqueue_timers(outcome)
 
 
-def timers_to_enqueue(outcome: online.Outcome | None) -> bool:
+def timers_to_enqueue(outcome: service.Outcome | None) -> bool:
     """Whether :func:`enqueue_timers` has work: deadlines, and a worker to run them (services stack)."""
     return bool(outcome is not None and outcome.timers and not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
 
 
-def enqueue_timers(outcome: online.Outcome | None) -> None:
+def enqueue_timers(outcome: service.Outcome | None) -> None:
     """On the services stack a Celery task wakes at each deadline (sockets also watch their own)."""
     if timers_to_enqueue(outcome):
         for _, deadline in outcome.timers:

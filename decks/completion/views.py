@@ -6,8 +6,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from decks.analysis import deck_groups
-from decks.completion import (DEFAULT_MODEL, MAX_TEXT, MODELS, CompletionRequestError, create_job, job_payload,
-                              parse_request, user_counts)
+from decks.completion.service import (DEFAULT_MODEL, MAX_TEXT, MODELS, CompletionRequestError, create_job, job_payload,
+                                      parse_request, user_counts)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion

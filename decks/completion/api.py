@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
-from decks.completion import DEFAULT_MODEL, MODELS, CompletionRequestError, create_job, job_payload, parse_request
+from decks.completion.service import (DEFAULT_MODEL, MODELS, CompletionRequestError, create_job, job_payload,
+                                      parse_request)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion

@@ -190,7 +190,7 @@ def get_completer(model: str = DEFAULT_MODEL):
         cached = _completers.get(model)
         if cached is not None and cached[0] == key:
             return cached[1]
-    from ml.completion_service import build_completer, build_masked_completer  # torch: loaded by the first job
+    from ml.completion_service import build_completer, build_masked_completer  # noqa: PLC0415 - torch: loaded by the first job
 
     completer = build_masked_completer() if model == "masked" else build_completer()
     with _completer_lock:
@@ -273,7 +273,7 @@ def _fail(job: CompletionJob, error: str) -> None:
 
 def source_decks(completer, completion, limit: int = SOURCES_SHOWN) -> list[dict]:
     """The tournament decks a masked completion drew on most: deck id, event, date, vote weight, similarity."""
-    from ml.completion_service import source_deck_ids  # torch: loaded with the completer
+    from ml.completion_service import source_deck_ids  # noqa: PLC0415 - torch: loaded with the completer
 
     picked = source_deck_ids(completer, completion)[:limit]
     ids = [d for d, _, _ in picked]
@@ -386,7 +386,7 @@ def run_batch(job_id, limit: int | None = None) -> tuple[CompletionJob | None, l
 
 
 def _run_claimed(claimed: list[CompletionJob]) -> None:
-    from ml.diffusion.complete import CompletionError  # torch: loaded by the first job
+    from ml.diffusion.complete import CompletionError  # noqa: PLC0415 - torch: loaded by the first job
 
     for job in claimed:
         publish_job(job)

@@ -1,7 +1,7 @@
 """The gauntlet's pages, included under /games/gauntlet/ (mtgsite/urls.py)."""
 from django.urls import path, re_path
 
-from gameplay import gauntlet_views as views
+from gameplay.gauntlet import views
 
 urlpatterns = [
     path("", views.gauntlet_list, name="gauntlet-list"),

@@ -2,7 +2,7 @@
 
 Flow: :func:`load_decks` gathers decks (the sample decks, saved decks, decklist text) ->
 :func:`create_run` refuses decks with unknown or unsupported cards (listing them), stores a
-``GauntletRun`` and one ``GauntletGame`` per scheduled game -> ``gameplay.gauntlet_tasks.enqueue_games``
+``GauntletRun`` and one ``GauntletGame`` per scheduled game -> ``gameplay.gauntlet.tasks.enqueue_games``
 sends one Celery task per game (``gameplay.gauntlet_game``), so every worker plays games in parallel;
 the command may instead play them in its own processes (:func:`run_locally`).
 
@@ -32,7 +32,10 @@ from decks.models import Deck
 from decks.services import card_index, parsed_from_deck
 from gameplay import carddb
 from gameplay.core import gauntlet as core
-from gameplay.gauntlet_models import GauntletGame, GauntletRun
+from gameplay.core.advisor import LEVELS
+from gameplay.core.engine import DIFFICULTIES
+from gameplay.core.players import make_player
+from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
 
 log = logging.getLogger(__name__)
@@ -88,13 +91,13 @@ def split_decklists(text: str) -> list[str]:
     """Several decklists in one text: separated by ``---`` / ``===`` lines, or each starting with ``Name: ...``."""
     blocks, current = [], []
     for line in (text or "").splitlines():
-        if _SEPARATOR.match(line) or (_NAME.match(line) and any(l.strip() for l in current)):
+        if _SEPARATOR.match(line) or (_NAME.match(line) and any(row.strip() for row in current)):
             blocks.append(current)
             current = [] if _SEPARATOR.match(line) else [line]
             continue
         current.append(line)
     blocks.append(current)
-    return ["\n".join(b) for b in blocks if any(l.strip() for l in b)]
+    return ["\n".join(b) for b in blocks if any(row.strip() for row in b)]
 
 
 def decks_from_text(text: str, default_name: str = "deck", source: str = "text") -> list[dict]:
@@ -170,24 +173,13 @@ def check_decks(decks: list[dict], *, build_support: bool = False) -> list[dict]
 
 def player_choices() -> list[str]:
     """Player specs to suggest: the engine's AI levels, random play, and our search levels."""
-    from gameplay.core.engine import DIFFICULTIES
-
-    out = [f"engine:{d}" for d in DIFFICULTIES] + ["random"]
-    try:
-        from gameplay.core.advisor import LEVELS
-    except Exception:  # the search module is optional here
-        return out
-    return out + [f"search:{level}" for level in LEVELS]
+    return [f"engine:{d}" for d in DIFFICULTIES] + ["random"] + [f"search:{level}" for level in LEVELS]
 
 
 def check_player(spec: str) -> str:
-    from gameplay.core.players import make_player
-
     spec = (spec or "").strip()
     try:
         make_player(spec, 0)
-    except ImportError:
-        raise GauntletError(f"The player {spec!r} is not available here (its module is missing).") from None
     except (ValueError, KeyError) as exc:
         raise GauntletError(f"Bad player {spec!r}: {exc}") from None
     return spec
@@ -350,7 +342,7 @@ def cancel_run(run: GauntletRun) -> bool:
 
 def reopen_games(run: GauntletRun) -> bool:
     """Make the games of a run that did not finish (a worker died) playable again, to queue them again
-    (``gameplay.gauntlet_tasks.resume_run``); recorded games stay counted once. False when the run is over."""
+    (``gameplay.gauntlet.tasks.resume_run``); recorded games stay counted once. False when the run is over."""
     if run.status not in ("pending", "running"):
         return False
     GauntletGame.objects.filter(run=run, status="running").update(status="pending")

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from gameplay.gauntlet_models import GauntletGame, GauntletRun
+from gameplay.gauntlet.models import GauntletGame, GauntletRun
 
 
 class GauntletGameInline(admin.TabularInline):

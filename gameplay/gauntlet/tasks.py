@@ -1,11 +1,11 @@
 """Celery tasks of the gauntlet: one task per game, so every worker plays games in parallel; and their
-queueing (above ``gameplay.gauntlet``, the service)."""
+queueing (above ``gameplay.gauntlet.service``)."""
 from __future__ import annotations
 
 from celery import group, shared_task
 
-from gameplay import gauntlet
-from gameplay.gauntlet_models import GauntletRun
+from gameplay.gauntlet import service
+from gameplay.gauntlet.models import GauntletRun
 from mtgsite.jobs import queue_on_commit
 
 
@@ -16,7 +16,7 @@ def play_gauntlet_game(run_id: int, index: int) -> dict | None:
     An engine panic or any other failure is recorded as the game's error; the task itself does not
     fail, so the worker and the rest of the run carry on.
     """
-    return gauntlet.play_game_row(run_id, index)
+    return service.play_game_row(run_id, index)
 
 
 def enqueue_games(run: GauntletRun, *, unfinished_only: bool = False) -> None:
@@ -25,7 +25,7 @@ def enqueue_games(run: GauntletRun, *, unfinished_only: bool = False) -> None:
     run_id = run.pk
 
     def send():
-        indexes = gauntlet.game_indexes(run_id, unfinished_only=unfinished_only)
+        indexes = service.game_indexes(run_id, unfinished_only=unfinished_only)
         group(play_gauntlet_game.s(run_id, i) for i in indexes).apply_async()
 
     queue_on_commit(send, GauntletRun.objects.filter(pk=run_id),
@@ -33,8 +33,8 @@ def enqueue_games(run: GauntletRun, *, unfinished_only: bool = False) -> None:
 
 
 def start_run(*args, **kwargs) -> GauntletRun:
-    """``gauntlet.create_run`` + :func:`enqueue_games`: the admin page."""
-    run = gauntlet.create_run(*args, **kwargs)
+    """``service.create_run`` + :func:`enqueue_games`: the admin page."""
+    run = service.create_run(*args, **kwargs)
     enqueue_games(run)
     return run
 
@@ -42,7 +42,7 @@ def start_run(*args, **kwargs) -> GauntletRun:
 def resume_run(run: GauntletRun) -> bool:
     """Queue again the games of a run that did not finish (a worker died); recorded games stay counted once.
     False when the run is over."""
-    if not gauntlet.reopen_games(run):
+    if not service.reopen_games(run):
         return False
     enqueue_games(run, unfinished_only=True)
     return True

@@ -13,9 +13,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from decks.models import Deck
-from gameplay import gauntlet, gauntlet_tasks
 from gameplay.core import gauntlet as core
-from gameplay.gauntlet_models import GauntletRun
+from gameplay.gauntlet import service, tasks
+from gameplay.gauntlet.models import GauntletRun
 from mtgsite.staff import staff_only
 
 SAVED_CHOICES = 40
@@ -45,17 +45,17 @@ class GauntletForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["sample"].choices = [(n, n.replace("_", " ")) for n in sorted(gauntlet.sample_decks())]
+        self.fields["sample"].choices = [(n, n.replace("_", " ")) for n in sorted(service.sample_decks())]
         self.fields["saved"].choices = _saved_choices()
 
     def decks(self) -> list[dict]:
         """The chosen decks (raises GauntletError with every problem found)."""
         data = self.cleaned_data
-        out = [gauntlet.sample_deck(n) for n in data["sample"]]
+        out = [service.sample_deck(n) for n in data["sample"]]
         ids = list(data["saved"]) + [i.strip() for i in (data["deck_ids"] or "").split(",") if i.strip()]
-        out += [gauntlet.saved_deck(i) for i in dict.fromkeys(ids)]
+        out += [service.saved_deck(i) for i in dict.fromkeys(ids)]
         if (data["decklists"] or "").strip():
-            out += gauntlet.decks_from_text(data["decklists"], default_name="pasted deck")
+            out += service.decks_from_text(data["decklists"], default_name="pasted deck")
         return out
 
 
@@ -67,21 +67,21 @@ def gauntlet_list(request):
         form = GauntletForm(request.POST)
         if form.is_valid():
             try:
-                run = gauntlet_tasks.start_run(form.decks(), form.cleaned_data["games_per_pair"],
+                run = tasks.start_run(form.decks(), form.cleaned_data["games_per_pair"],
                                                form.cleaned_data["player"], seed=form.cleaned_data["seed"],
                                                max_decisions=form.cleaned_data["max_decisions"], user=request.user)
-            except gauntlet.GauntletError as exc:
+            except service.GauntletError as exc:
                 problems, bad_decks = exc.problems, exc.decks
             else:
                 messages.success(request, f"Gauntlet #{run.pk} started: {run.total} games.")
                 return redirect("gauntlet-detail", run_id=run.pk)
     else:
-        form = GauntletForm(initial={"sample": sorted(gauntlet.sample_decks())})
+        form = GauntletForm(initial={"sample": sorted(service.sample_decks())})
     runs = GauntletRun.objects.select_related("created_by")[:50]
     status = 400 if request.method == "POST" else 200
     return render(request, "gameplay/gauntlet_list.html", {
         "form": form, "runs": runs, "problems": problems, "bad_decks": bad_decks,
-        "players": gauntlet.player_choices(), "eager": settings.CELERY_TASK_ALWAYS_EAGER,
+        "players": service.player_choices(), "eager": settings.CELERY_TASK_ALWAYS_EAGER,
     }, status=status)
 
 
@@ -89,7 +89,7 @@ def gauntlet_list(request):
 @require_GET
 def gauntlet_detail(request, run_id: int):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    results = gauntlet.results_of(run) if run.done else None
+    results = service.results_of(run) if run.done else None
     return render(request, "gameplay/gauntlet_detail.html", {
         "run": run, "results": results, "cards": (results or {}).get("cards", [])[:40],
         "summary": (results or {}).get("summary"),
@@ -101,14 +101,14 @@ def gauntlet_detail(request, run_id: int):
 @require_GET
 def gauntlet_progress(request, run_id: int):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    return JsonResponse(gauntlet.run_payload(run))
+    return JsonResponse(service.run_payload(run))
 
 
 @staff_only
 @require_GET
 def gauntlet_heatmap(request, run_id: int, fmt: str = "svg"):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    body = gauntlet.heatmap_bytes(run, fmt)
+    body = service.heatmap_bytes(run, fmt)
     response = HttpResponse(body, content_type="image/svg+xml" if fmt == "svg" else "image/png")
     response["Cache-Control"] = "no-cache" if not run.finished_or_stopped else "private, max-age=3600"
     return response
@@ -118,7 +118,7 @@ def gauntlet_heatmap(request, run_id: int, fmt: str = "svg"):
 @require_GET
 def gauntlet_export(request, run_id: int):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    response = JsonResponse(gauntlet.export(run), json_dumps_params={"indent": 1})
+    response = JsonResponse(service.export(run), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="gauntlet-{run.pk}.json"'
     return response
 
@@ -127,7 +127,7 @@ def gauntlet_export(request, run_id: int):
 @require_POST
 def gauntlet_cancel(request, run_id: int):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    if gauntlet.cancel_run(run):
+    if service.cancel_run(run):
         messages.success(request, "Cancelled: the games not yet started are skipped.")
     else:
         messages.error(request, "This gauntlet is not running.")
@@ -138,7 +138,7 @@ def gauntlet_cancel(request, run_id: int):
 @require_POST
 def gauntlet_resume(request, run_id: int):
     run = get_object_or_404(GauntletRun, pk=run_id)
-    if gauntlet_tasks.resume_run(run):
+    if tasks.resume_run(run):
         messages.success(request, "The unfinished games were queued again.")
     else:
         messages.error(request, "This gauntlet is not running.")
