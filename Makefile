@@ -39,6 +39,8 @@ test: venv
 	@bash scripts/ensure-services.sh
 	@bash scripts/ensure-chromium.sh
 	@mkdir -p var
+	@echo "== ruff (ruff.toml) and the layering (tests/test_structure.py)"
+	$(VENV)/bin/ruff check .
 	@echo "== tests on the embedded stack (SQLite, in-memory layers, eager Celery)"
 	MTG_STACK=embedded $(PY) -m pytest -q -p no:cacheprovider
 	@echo "== tests on the services stack (PostgreSQL, Redis, Celery worker and Daphne processes)"

@@ -22,7 +22,6 @@ import argparse
 import datetime as dt
 import itertools
 import json
-import math
 import os
 import platform
 import sys

@@ -63,7 +63,7 @@ def test_card_detail_has_legalities_and_printings(api, catalogue):
     card = Card.objects.get(name="Black Lotus")
     body = api.get(f"/api/cards/{card.pk}/").json()
     assert body["name"] == "Black Lotus"
-    legal = {l["format"]: l["status"] for l in body["legalities"]}
+    legal = {row["format"]: row["status"] for row in body["legalities"]}
     assert legal["vintage"] == "restricted" and legal["legacy"] == "banned"
     assert body["legalities"][0]["source"] == "mtgjson"
     assert body["printings"] == []

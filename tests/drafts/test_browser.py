@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")]
 
 
-def test_simulate_a_pod_and_read_a_seat(daphne_server, page):
+def test_simulate_a_pod_and_read_a_seat(daphne_server, page):  # noqa: F811 - the imported page fixture
     from playwright.sync_api import expect
 
     from tests.drafts.conftest import make_set

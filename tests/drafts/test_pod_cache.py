@@ -12,7 +12,6 @@ from django.contrib.auth.models import User
 from django.db.models import F
 
 from drafts.pods import service
-from drafts.core.protocol import seat_key
 from drafts.models import Draft, DraftPick, DraftSeat
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,6 @@ are counted concurrently on the run's row; the command queues the games and wait
 import io
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 
 from gameplay.gauntlet.models import GauntletRun

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from gameplay.play import choice
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
 

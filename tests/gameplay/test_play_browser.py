@@ -66,7 +66,7 @@ def _start_game(page, server: str, opponent: str) -> None:
 def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, browser, tmp_path):  # noqa: F811
     from playwright.sync_api import expect
 
-    from gameplay.play import choice, session
+    from gameplay.play import session
     from gameplay.models import PlayedGame
 
     with _open_page(browser, tmp_path) as (page, problems):
@@ -153,7 +153,6 @@ def test_against_a_search_opponent_your_action_shows_while_it_thinks(game_env, d
                                                                      tmp_path):
     from playwright.sync_api import expect
 
-    from gameplay.play import choice
 
     with _open_page(browser, tmp_path, PROMPT_RECORDER) as (page, problems):
         _start_game(page, daphne_server, "search:fast")

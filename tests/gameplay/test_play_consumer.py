@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from gameplay.play import choice, session
+from gameplay.play import session
 from gameplay.models import PlayedGame
 from tests.ws import connect_path, guest_session
 from tests.ws import receive_until as _receive_until

@@ -147,7 +147,8 @@ def test_embeddings_upload_needs_the_names_metadata(tmp_path):
 
 
 def test_models_command_list_activate_rollback():
-    v1, v2 = version(activate=True), version()
+    version(activate=True)
+    v2 = version()
     out = io.StringIO()
     call_command("models", "activate", str(v2.pk), stdout=out)
     assert "now active" in out.getvalue() and active() == [2]

@@ -12,7 +12,7 @@ from ml.completion.evaluate import check_completion
 from ml.completion.retrieval import DeckIndex, NeighbourVoteBaseline, RetrievalParams
 from ml.diffusion.complete import CompletionError
 from ml.diffusion.masked import MAX_ADD, MaskedConfig, MaskedDenoiser, collate, prior_logits, slot_scores
-from ml.diffusion.masked_data import board_example, plan_examples, plan_to_example
+from ml.diffusion.masked_data import plan_examples, plan_to_example
 from ml.diffusion.masked_sampler import MaskedCompleter
 from ml.diffusion.masked_train import TrainConfig, prepare, train
 
