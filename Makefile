@@ -6,6 +6,8 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # auto: the services stack when PostgreSQL and Redis answer, else the embedded one.
 STACK ?= auto
+# `make run` is for local use: Django's debug pages on unless DJANGO_DEBUG=0 (the settings default is off).
+RUN_DEBUG := $(if $(DJANGO_DEBUG),$(DJANGO_DEBUG),1)
 export MTG_PROGRESS ?= 1
 
 .PHONY: run test venv services migrate data worker web test-embedded test-services bench clean
@@ -25,6 +27,9 @@ run: venv
 	  if bash scripts/ensure-services.sh >/dev/null 2>&1; then stack=services; else stack=embedded; fi; \
 	fi; \
 	echo "== stack: $$stack"; export MTG_STACK=$$stack; \
+	export DJANGO_DEBUG=$(RUN_DEBUG); \
+	case "$(RUN_DEBUG)" in 1|true|yes|on) echo "== debug: on (DJANGO_DEBUG=1, local use only)";; \
+	  *) echo "== debug: off (DJANGO_DEBUG=$(RUN_DEBUG))";; esac; \
 	if [ $$stack = services ]; then bash scripts/ensure-services.sh; fi; \
 	mkdir -p var && $(PY) manage.py migrate --noinput && \
 	$(PY) manage.py setup_site && \

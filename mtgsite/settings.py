@@ -8,7 +8,10 @@ Two stacks share one code path (see README "Stacks"):
   channel layer), separate Celery worker and Daphne processes.
 """
 import os
+import secrets
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -28,10 +31,61 @@ STACK = env("MTG_STACK", "embedded")
 if STACK not in {"embedded", "services"}:
     raise RuntimeError(f"MTG_STACK must be 'embedded' or 'services', not {STACK!r}")
 
-SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DJANGO_DEBUG", True)
+# Debug pages (every URL pattern on a 404, tracebacks on a 500) only when asked for: `make run` asks
+# for them (DJANGO_DEBUG=1, printed at start); everything else (tests, Docker, a bare daphne) runs without.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+# DJANGO_SECURE=1 (the Docker set-up): HTTPS only, secure cookies, HSTS; `manage.py check --deploy` clean.
+SECURE = env_bool("DJANGO_SECURE", False)
+
+
+def local_secret_key(path: Path) -> str:
+    """A key made once for this checkout and kept in ``path`` (var/secret_key, mode 0600, git-ignored):
+    every process of a local run (Daphne, Celery workers, manage.py, the tests and their children)
+    reads the same one, so sessions and signed values stay valid across them and across restarts.
+    The file appears whole (written aside, then linked into place), so a process starting at the
+    same moment reads either nothing (and makes its own, which loses the race) or the whole key."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        aside = path.with_name(f".{path.name}.{os.getpid()}")
+        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(secrets.token_urlsafe(50) + "\n")
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass  # another process made it first: its key is the one
+        finally:
+            aside.unlink()
+    return path.read_text(encoding="ascii").strip()
+
+
+SECRET_KEY = env("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if SECURE:
+        raise ImproperlyConfigured("DJANGO_SECURE=1 needs DJANGO_SECRET_KEY (50+ random characters, kept secret)")
+    SECRET_KEY = local_secret_key(BASE_DIR / "var" / "secret_key")
 ALLOWED_HOSTS = [h for h in env("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# Sent on every response (Django's defaults, spelled out): no MIME sniffing, no framing, no referrer
+# to other sites.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+if SECURE:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(env("DJANGO_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    # Plain HTTP is redirected to HTTPS; behind a TLS proxy that redirects itself, DJANGO_SSL_REDIRECT=0.
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", True)
+# Behind a TLS-terminating proxy: the header it sets on HTTPS requests, "HTTP_X_FORWARDED_PROTO" (value
+# "https") or "NAME=value". Only set it when the proxy always sets (or strips) that header.
+_proxy_header = env("DJANGO_PROXY_SSL_HEADER", "")
+if _proxy_header:
+    _name, _, _value = _proxy_header.partition("=")
+    SECURE_PROXY_SSL_HEADER = (_name.strip(), _value.strip() or "https")
 
 # Real data lives outside the repo (../shared/data by default).
 _default_data = BASE_DIR.parent / "shared" / "data"

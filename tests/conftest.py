@@ -6,6 +6,7 @@ test that uses them must commit its data (``transactional_db``).
 """
 from __future__ import annotations
 
+import io
 import os
 import socket
 import subprocess
@@ -17,6 +18,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# The Playwright fixtures (browser, page) for every browser test; the only place the test process may
+# set DJANGO_ALLOW_ASYNC_UNSAFE, while its browser is open.
+pytest_plugins = ("tests.browser",)
+# Never passed to a served process (Daphne, Celery): the site runs without it, and so must they.
+SERVED_WITHOUT = ("DJANGO_ALLOW_ASYNC_UNSAFE",)
 
 def stack() -> str:
     from django.conf import settings
@@ -87,7 +93,7 @@ def catalogue(db):
     """The hand-written MTGJSON sample (23 cards with legalities) imported through the real command."""
     from django.core.management import call_command
 
-    call_command("import_cards", atomic=str(FIXTURES / "AtomicCards.sample.json"), no_oracle=True, stdout=open(os.devnull, "w"))
+    call_command("import_cards", atomic=str(FIXTURES / "AtomicCards.sample.json"), no_oracle=True, stdout=io.StringIO())
 
 
 @pytest.fixture
@@ -110,7 +116,7 @@ def service_env() -> dict:
     """Environment for a child process that must share this test run's database and Redis keys."""
     from django.conf import settings
 
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in SERVED_WITHOUT}
     db = settings.DATABASES["default"]
     if stack() == "services":
         env["POSTGRES_DB"] = db["NAME"]
@@ -149,47 +155,47 @@ def _stop(proc: subprocess.Popen) -> None:
 def daphne_server(transactional_db, tmp_path):
     """A real Daphne process serving mtgsite.asgi on a free port; yields its base URL."""
     port = free_port()
-    log = open(tmp_path / "daphne.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mtgsite.asgi:application"],
-        cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_for_port(port, proc)
-    except Exception:
+    with open(tmp_path / "daphne.log", "w+") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mtgsite.asgi:application"],
+            cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for_port(port, proc)
+        except (RuntimeError, TimeoutError):
+            _stop(proc)
+            log.seek(0)
+            raise RuntimeError("Daphne did not start:\n" + log.read()) from None
+        yield f"http://127.0.0.1:{port}"
         _stop(proc)
-        log.seek(0)
-        raise RuntimeError("Daphne did not start:\n" + log.read())
-    yield f"http://127.0.0.1:{port}"
-    _stop(proc)
 
 
 def start_worker(tmp_path, *pool_args):
     """Start a real Celery worker on this run's queues (default, training, inference); yields the process (its log printed at the end)."""
     from django.conf import settings
 
-    log = open(tmp_path / "worker.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "mtgsite", "worker", *(pool_args or ("--pool", "solo")),
-         "--without-gossip", "--without-mingle", "-Q", ",".join(settings.CELERY_ALL_QUEUES), "--loglevel", "INFO"],
-        cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        log.seek(0)
-        if "ready" in log.read():
-            break
-        if proc.poll() is not None:
+    with open(tmp_path / "worker.log", "w+") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "mtgsite", "worker", *(pool_args or ("--pool", "solo")),
+             "--without-gossip", "--without-mingle", "-Q", ",".join(settings.CELERY_ALL_QUEUES), "--loglevel", "INFO"],
+            cwd=ROOT, env=service_env(), stdout=log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             log.seek(0)
-            raise RuntimeError("Celery worker exited:\n" + log.read())
-        time.sleep(0.2)
-    else:
+            if "ready" in log.read():
+                break
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError("Celery worker exited:\n" + log.read())
+            time.sleep(0.2)
+        else:
+            _stop(proc)
+            raise TimeoutError("Celery worker did not become ready")
+        yield proc
         _stop(proc)
-        raise TimeoutError("Celery worker did not become ready")
-    yield proc
-    _stop(proc)
-    log.seek(0)
-    print(log.read()[-4000:])
+        log.seek(0)
+        print(log.read()[-4000:])
 
 
 @pytest.fixture

@@ -33,3 +33,16 @@ async def receive_until(comm, predicate, timeout=10, log=None):
             log.append(msg)
         if predicate(msg):
             return msg
+
+
+def recorded(comm, log: list):
+    """``comm``, with every JSON message it receives from now on also appended to ``log`` (to scan them all)."""
+    receive = comm.receive_json_from
+
+    async def receive_json_from(timeout=1):
+        msg = await receive(timeout=timeout)
+        log.append(msg)
+        return msg
+
+    comm.receive_json_from = receive_json_from
+    return comm

@@ -5,20 +5,15 @@ filled over the deck websocket. Screenshots go to test-artifacts/ (git-ignored).
 """
 from __future__ import annotations
 
-import os
+import io
 import re
 from pathlib import Path
 
 import pytest
 
-# Playwright's sync API runs an event loop in this thread; Django's ORM must still be usable here.
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import ARTIFACTS, CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "AtomicCards.sample.json"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 pytestmark = [
     pytest.mark.browser,
@@ -55,7 +50,7 @@ TYPO_LIST = "4 Goblin Guide\n4 Lightnig Bolt\n52 Mountain\n"
 def load_catalogue():
     from django.core.management import call_command
 
-    call_command("import_cards", atomic=str(FIXTURE), no_oracle=True, stdout=open(os.devnull, "w"))
+    call_command("import_cards", atomic=str(FIXTURE), no_oracle=True, stdout=io.StringIO())
 
 
 @pytest.fixture
@@ -66,42 +61,6 @@ def analysis_runner(request):
     if settings.STACK == "services":
         return request.getfixturevalue("celery_worker_process")
     return None
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-            # A fixture or test body that touched the ORM while Playwright was running (e.g. a `staff` user
-            # created after this fixture) opened a connection in the context Playwright's greenlets set up,
-            # which pytest-django never closes: close it here, inside that context, or the test database
-            # cannot be dropped at the end of the run ("another session is connected").
-            from django.db import connections
-
-            connections.close_all()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(20_000)
-    page.problems = []
-    page.on("console", lambda msg: msg.type == "error" and page.problems.append(msg.text))
-    page.on("pageerror", lambda exc: page.problems.append(str(exc)))
-    yield page
-    context.close()
-    # The test body's ORM connection lives in a context Playwright's greenlets set up, which
-    # pytest-django does not close; close it so the test database can be dropped afterwards.
-    from django.db import connections
-
-    connections.close_all()
 
 
 def test_import_deck_and_see_live_legality(daphne_server, analysis_runner, page, browser):

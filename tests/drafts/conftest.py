@@ -1,7 +1,11 @@
-"""A small hand-made set in the database (cards, printings in draft-list order) for the shell tests."""
+"""A small hand-made set in the database (cards, printings in draft-list order) for the shell tests, and what
+a seat may be told of a pod: its pick log as the truth to check messages against, the cards it may not see,
+and a planted leak that proves the scans can fail."""
 from __future__ import annotations
 
 import pytest
+
+from tests.leaks import assert_no_leak
 
 COLORS = "WUBRG"
 # (rarity, how many per colour)
@@ -60,3 +64,76 @@ def model_dir(settings, tmp_path):
     """Trained versions go to a temporary folder, never into the site's var/models."""
     settings.MTG_MODEL_DIR = tmp_path / "models"
     return settings.MTG_MODEL_DIR
+
+
+# --- hidden information: what a seat may be told ------------------------------------------------------
+
+def card_names(cards) -> list[str]:
+    return [c["name"] for c in cards or []]
+
+
+class PickLog:
+    """Every seat's pick log of a pod (its DraftPick rows): what each seat was shown at each pick and what
+    it took, the truth that the messages a seat received are checked against."""
+
+    def __init__(self, draft):
+        from drafts.core.pod import DraftPod
+        from drafts.models import DraftPick
+        from drafts.services import set_list
+
+        self.shown: dict[tuple[int, int, int], tuple[list, list]] = {}
+        self.picks: dict[int, list[str]] = {}
+        self.cards: set[str] = set()  # every card of the draft: all the packs opened in it
+        for p in DraftPick.objects.filter(seat__draft=draft).select_related("seat").order_by(
+                "seat__seat", "pack_number", "pick_number"):
+            self.shown[(p.seat.seat, p.pack_number, p.pick_number)] = (p.pack, p.pool)
+            self.picks.setdefault(p.seat.seat, []).append(p.pick)
+            self.cards.update(p.pack)
+        draft.refresh_from_db()
+        pod = DraftPod.from_state(set_list(draft.set_code), draft.state)
+        for seat in range(pod.seats):  # the packs the seats hold now, not picked from yet
+            pack = pod.current_pack(seat)
+            if pack is not None:
+                self.shown[(seat, pod.pack_number, pod.pick_number(seat))] = (pack, pod.pool(seat))
+                self.cards.update(pack)
+
+    def check(self, seat: int, msg: dict) -> None:
+        """``msg`` was sent to ``seat``'s socket: a seat view is that seat's own, its pack the one the log
+        says it was shown then and its pool its own picks so far; and no message names a card of the
+        draft outside the seat's own pack and pool at that point (the other seats' packs and pools)."""
+        allowed: set[str] = set()
+        if msg["type"] == "seat":
+            assert msg["seat"] == seat, f"seat {seat} was sent seat {msg['seat']}'s view"
+            pool = card_names(msg["pool"])
+            assert pool == self.picks.get(seat, [])[:len(pool)], f"seat {seat} was sent a pool not its own"
+            allowed = set(pool)
+            if msg["pack"]:
+                pack, before = self.shown[(seat, msg["pack_number"], msg["pick_number"])]
+                assert card_names(msg["pack"]) == pack and pool == before, f"seat {seat} was sent a pack not its own"
+                allowed |= set(pack)
+        elif msg["type"] == "picked":
+            assert msg["card"] in self.picks.get(seat, []), f"seat {seat} was told of a pick not its own"
+            allowed = {msg["card"]}
+        assert_no_leak(msg, self.cards - allowed, what=f"seat {seat}'s {msg['type']} message")
+
+
+def seat_secrets(pod, seat: int, every_card) -> set[str]:
+    """The cards ``seat`` may not see in ``pod`` now: every card of the set (``every_card``) but those in its
+    own current pack and pool. The other seats' packs and pools are among them."""
+    return set(every_card) - set(pod.current_pack(seat) or []) - set(pod.pool(seat))
+
+
+@pytest.fixture
+def planted_leak(monkeypatch):
+    """A deliberate leak, to prove the scans can fail: every seat view also carries the next seat's pack and pool."""
+    from drafts import online
+
+    real = online.seat_view
+
+    def leaky(pod, seat, **kwargs):
+        view = real(pod, seat, **kwargs)
+        nxt = (seat + 1) % pod.seats
+        view["next_seat"] = {"pack": pod.current_pack(nxt), "pool": pod.pool(nxt)}
+        return view
+
+    monkeypatch.setattr(online, "seat_view", leaky)

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 
-from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser, page  # noqa: F401  (fixtures)
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import ARTIFACTS, CHROMIUM
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")]
@@ -44,7 +43,7 @@ def test_simulate_a_pod_and_read_a_seat(daphne_server, page):  # noqa: F811 - th
     with page.expect_download() as download:
         page.click("text=Export seat")
     path = download.value.path()
-    lines = open(path, encoding="utf-8").read().strip().splitlines()
+    lines = Path(path).read_text(encoding="utf-8").strip().splitlines()
     assert len(lines) == 43 and lines[0].startswith("expansion,event_type,draft_id")
 
     page.click("text=Built deck")

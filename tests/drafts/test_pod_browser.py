@@ -7,16 +7,15 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
-from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (fixtures)
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import ARTIFACTS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300),
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")]
 
 
-def new_page(browser):  # noqa: F811
+def new_page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(20_000)
@@ -33,12 +32,12 @@ def pick_once(page) -> bool:
     if button.count():
         try:
             button.click(timeout=2000)
-        except Exception:  # the pack was replaced under the click: the next round picks again
+        except PlaywrightError:  # the pack was replaced under the click: the next round picks again
             pass
     return False
 
 
-def test_two_people_draft_against_bots_and_build_a_deck(daphne_server, browser):  # noqa: F811
+def test_two_people_draft_against_bots_and_build_a_deck(daphne_server, browser):
     from playwright.sync_api import expect
 
     from django.db import connections

@@ -7,6 +7,8 @@ import pytest
 
 from drafts.pods import service
 from drafts.models import DraftPick
+from tests.drafts.conftest import PickLog
+from tests.leaks import expect_leak
 from tests.ws import connect_path, guest_session, receive_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
@@ -92,19 +94,17 @@ def test_unknown_pod_is_refused(draft_set):
 
 
 def test_whole_pod_over_sockets_never_leaks_another_seats_pack_or_pool(draft_set):
-    """Two people and six bots draft to the end over sockets. Every message seat 0 receives is checked:
-    a seat view is its own (the pack it was shown, its own pool); a status holds no card name at all."""
+    """Two people and six bots draft to the end over sockets. Every message each person's socket receives
+    is checked against the pod's pick log (tests.drafts.conftest.PickLog): a seat view is its own (the
+    pack it was shown, its own pool), and no message names a card of another seat's pack or pool."""
     draft, a, b = pod_with_two_guests()
-    names = set(draft_set)
     logs = {0: [], 1: []}
 
     async def drafter(comm, seat, done):
-        view = None
         while True:
             msg = await comm.receive_json_from(timeout=20)
             logs[seat].append(msg)
             if msg["type"] == "seat":
-                view = msg
                 if msg["complete"]:
                     done.set()
                     return
@@ -112,7 +112,6 @@ def test_whole_pod_over_sockets_never_leaks_another_seats_pack_or_pool(draft_set
                     await comm.send_json_to({"v": 1, "action": "pick", "card": msg["pack"][-1]["name"],
                                              "pack_number": msg["pack_number"], "pick_number": msg["pick_number"],
                                              "client_pick_id": f"{seat}-{msg['pack_number']}-{msg['pick_number']}"})
-            assert view is None or view["seat"] == seat
 
     async def scenario():
         ana, _, _ = await connect(draft.pk, a)
@@ -121,27 +120,63 @@ def test_whole_pod_over_sockets_never_leaks_another_seats_pack_or_pool(draft_set
         done = [asyncio.Event(), asyncio.Event()]
         await asyncio.gather(drafter(ana, 0, done[0]), drafter(ben, 1, done[1]))
         await drain(ana, logs[0])
+        await drain(ben, logs[1])
         await ana.disconnect()
         await ben.disconnect()
 
     asyncio.run(scenario())
     draft.refresh_from_db()
     assert draft.status == "complete"
-    shown = {(p.pack_number, p.pick_number): p for p in DraftPick.objects.filter(seat__draft=draft, seat__seat=0)}
-    assert len(shown) == draft.packs * draft.picks_per_pack
+    picks = PickLog(draft)
+    assert len(picks.picks[0]) == len(picks.picks[1]) == draft.packs * draft.picks_per_pack
     for seat, log in logs.items():
+        shown = {(m["pack_number"], m["pick_number"]) for m in log if m["type"] == "seat" and m["pack"]}
+        assert len(shown) == draft.packs * draft.picks_per_pack  # every pack the seat picked from was scanned
         for msg in log:
-            text = str(msg)
-            if msg["type"] == "status":
-                assert not any(n in text for n in names), "a public status named a card"
-                continue
-            if msg["type"] != "seat":
-                continue
-            assert msg["seat"] == seat
-            if seat == 0 and msg["pack"]:
-                record = shown[(msg["pack_number"], msg["pick_number"])]
-                assert [c["name"] for c in msg["pack"]] == record.pack  # exactly the pack seat 0 was shown
-                assert [c["name"] for c in msg["pool"]] == record.pool  # and its own pool
+            picks.check(seat, msg)
+
+
+@pytest.mark.parametrize("leak", [False, True], ids=["as-served", "planted-leak"])
+def test_the_scan_of_every_message_fails_on_a_planted_leak(draft_set, leak, request):
+    """The first picks of two people over sockets, every message scanned; with a leak planted (each seat
+    view also carries the next seat's pack and pool) the same scan fails."""
+    if leak:
+        request.getfixturevalue("planted_leak")
+    draft, a, b = pod_with_two_guests()
+    logs = {0: [], 1: []}
+
+    async def picks(comm, seat, n):
+        while n:
+            msg = await receive_until(comm, lambda m: m["type"] == "seat" and m["pack"], log=logs[seat])
+            await comm.send_json_to({"v": 1, "action": "pick", "card": msg["pack"][0]["name"],
+                                     "pack_number": msg["pack_number"], "pick_number": msg["pick_number"],
+                                     "client_pick_id": f"{seat}-{msg['pick_number']}"})
+            await receive_until(comm, lambda m: m["type"] == "picked", log=logs[seat])
+            n -= 1
+
+    async def scenario():
+        ana, _, _ = await connect(draft.pk, a)
+        ben, _, _ = await connect(draft.pk, b)
+        await receive_until(ana, lambda m: m["type"] == "seat", log=logs[0])
+        await ana.send_json_to({"v": 1, "action": "start"})
+        await asyncio.gather(picks(ana, 0, 3), picks(ben, 1, 3))
+        await drain(ana, logs[0])
+        await drain(ben, logs[1])
+        await ana.disconnect()
+        await ben.disconnect()
+
+    asyncio.run(scenario())
+    log = PickLog(draft)
+    assert all(len(log.picks[seat]) == 3 for seat in (0, 1))
+
+    def scan():
+        for seat, received in logs.items():
+            assert any(m["type"] == "seat" and m["pack"] for m in received)
+            for msg in received:
+                log.check(seat, msg)
+
+    with expect_leak(leak):
+        scan()
 
 
 def test_timer_runs_out_over_the_socket(draft_set, settings):

@@ -17,6 +17,7 @@ from django.utils import timezone
 from drafts.pods import service
 from drafts.models import DraftPick, DraftSeat
 from tests.conftest import ROOT, _stop, service_env, wait_for_port
+from tests.drafts.conftest import PickLog
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -88,8 +89,11 @@ def check_complete(draft, drafters):
         rows = DraftPick.objects.filter(seat__draft=draft, seat__seat=d.seat)
         stored = dict(rows.exclude(client_pick_id=None).values_list("client_pick_id", "pick"))
         assert all(stored.get(cid) == card for cid, card in d.acked.items())  # nothing acknowledged was lost
-        for msg in d.log:  # and nothing of another seat was ever sent to this one
-            assert msg["type"] != "seat" or msg["seat"] == d.seat
+    picks = PickLog(draft)
+    for d in drafters:  # and nothing of another seat was ever sent to this one: every message is scanned
+        assert any(m["type"] == "seat" and m["pack"] for m in d.log)
+        for msg in d.log:
+            picks.check(d.seat, msg)
 
 
 def test_two_people_and_six_bots_finish_a_pod_through_daphne(draft_set, daphne_server):
@@ -111,9 +115,10 @@ def test_daphne_restart_mid_draft_loses_and_duplicates_nothing(draft_set, tmp_pa
     base = f"http://127.0.0.1:{port}"
 
     def daphne():
-        proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                                 "mtgsite.asgi:application"], cwd=ROOT, env=service_env(),
-                                stdout=open(tmp_path / "daphne.log", "a"), stderr=subprocess.STDOUT)
+        with open(tmp_path / "daphne.log", "a") as log:  # the child keeps its own copy of the file
+            proc = subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+                                     "mtgsite.asgi:application"], cwd=ROOT, env=service_env(),
+                                    stdout=log, stderr=subprocess.STDOUT)
         wait_for_port(port, proc)
         return proc
 

@@ -11,6 +11,8 @@ from django.test import Client
 
 from drafts.pods import service
 from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
+from tests.drafts.conftest import card_names, seat_secrets
+from tests.leaks import assert_no_leak, expect_leak, find_leaks
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +87,42 @@ def test_online_seats_are_private(draft_set):
     assert other.get(f"/api/drafts/{draft.pk}/export").status_code == 404
     pod = other.get(f"/api/pods/{draft.pk}").json()
     assert pod["you"] is None and not any(name in json.dumps(pod) for name in draft_set)
+
+
+@pytest.mark.parametrize("leak", [False, True], ids=["as-served", "planted-leak"])
+def test_a_seated_player_is_sent_only_their_own_pack_and_pool(draft_set, leak, request):
+    """What each seated person gets from /api/pods/<id> and the pod page, a few picks in, is scanned for
+    every card they may not see (the other seats' packs and pools); a planted leak makes the scan fail."""
+    host, friend = Client(), Client()
+    create_via_page(host)
+    draft = Draft.objects.get(kind="online")
+    friend.post(f"/drafts/pods/{draft.pk}/join/", {"display_name": "Ben", "consent": "no"})
+    host.post(f"/drafts/pods/{draft.pk}/start/")
+    for _ in range(3):
+        for seat in (0, 1):
+            v = online.snapshot(draft.pk, seat)[1]
+            if v["pack"]:
+                online.make_pick(draft.pk, seat, v["pack"][0]["name"], v["pack_number"], v["pick_number"],
+                                 f"{seat}-{v['pick_number']}")
+    if leak:
+        request.getfixturevalue("planted_leak")
+    draft.refresh_from_db()
+    pod = online.load_pod(draft)
+    for seat, client in ((0, host), (1, friend)):
+        forbidden = seat_secrets(pod, seat, draft_set)
+        others = {n for s in range(pod.seats) if s != seat for n in (pod.current_pack(s) or []) + pod.pool(s)}
+        assert others & forbidden  # the other seats hold cards this seat has not got
+        own = set(pod.current_pack(seat) or []) | set(pod.pool(seat))
+        api = client.get(f"/api/pods/{draft.pk}")
+        assert api.status_code == 200 and api.json()["you"]["seat"] == seat
+        assert card_names(api.json()["you"]["pack"]) == (pod.current_pack(seat) or [])
+        assert card_names(api.json()["you"]["pool"]) == pod.pool(seat)
+        page = client.get(f"/drafts/pods/{draft.pk}/")
+        assert page.status_code == 200
+        for what, body in (("/api/pods/<id>", api.content), ("the pod page", page.content)):
+            assert find_leaks(body, own) == own  # the scan reads the seat's own cards where they are
+            with expect_leak(leak):
+                assert_no_leak(body, forbidden, what=f"{what} for seat {seat}")
 
 
 def test_deck_builder_saves_exports_and_refuses_cards_not_in_the_pool(draft_set):

@@ -7,6 +7,8 @@ import pytest
 
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
+from tests.gameplay.play_fixtures import hidden_cards  # noqa: F401  (fixture)
+from tests.leaks import expect_leak
 
 pytestmark = pytest.mark.django_db
 
@@ -64,9 +66,10 @@ def test_advice_api_recommends_and_refuses_bad_input(client, game_catalogue, set
     assert client.post("/api/games/advice", "{bad", content_type="application/json").status_code == 400
 
 
-def test_games_api_create_act_and_refuse(client, game_catalogue):
+def test_games_api_create_act_and_refuse(client, game_catalogue, hidden_cards):  # noqa: F811
     r = post(client, "/api/games", {"deck": "sample:mono_blue_faeries", "opponent_deck": "sample:dimir_terror",
                                     "opponent": "engine:VeryEasy", "first": "you", "seed": 2})
+    scanned = [r]
     assert r.status_code == 201, r.content
     body = r.json()
     game_id, view = body["id"], body["view"]
@@ -86,6 +89,7 @@ def test_games_api_create_act_and_refuse(client, game_catalogue):
     assert post(client, f"/api/games/{game_id}/actions", {"key": "garbage"}).status_code == 400
     assert post(client, f"/api/games/{game_id}/actions", {"revision": 2}).status_code == 400
     assert client.get(f"/api/games/{game_id}").json()["view"]["revision"] == 2
+    scanned += [acted, again, stale, illegal, client.get(f"/api/games/{game_id}")]
 
     from django.test import Client
 
@@ -107,6 +111,9 @@ def test_games_api_create_act_and_refuse(client, game_catalogue):
     assert PlayedGame.objects.get(pk=game_id).revision == 2
     passed = post(client, f"/api/games/{game_id}/actions", {"key": passing, "revision": 2, "pass_until": "my_turn"})
     assert passed.status_code == 200 and passed.json()["view"]["revision"] == 3
+    scanned.append(passed)
+    for response in scanned:  # what the player got: nothing of the AI's hand or library
+        hidden_cards.check(response.json(), what=f"the API's {response.status_code} response", game=game_id)
     board = passed.json()["view"]["board"]
     assert (board["stack"] or board["turn"] > view["board"]["turn"] or passed.json()["view"]["status"] == "finished"
             or not any(a["type"] == "PassPriority" for a in passed.json()["view"]["actions"]))
@@ -140,7 +147,8 @@ def test_games_api_create_act_and_refuse(client, game_catalogue):
         assert path in schema["paths"]
 
 
-def test_play_pages_start_a_game_and_list_unsupported_cards(client, admin_client, game_catalogue):
+def test_play_pages_start_a_game_and_list_unsupported_cards(client, admin_client, game_catalogue,
+                                                             hidden_cards):  # noqa: F811
     from decks.models import Card, Deck, DeckCard
     from gameplay.models import EngineCard
 
@@ -168,6 +176,7 @@ def test_play_pages_start_a_game_and_list_unsupported_cards(client, admin_client
     html = game_page.content.decode()
     assert game_page.status_code == 200 and f"/ws/games/{row.pk}/" in html and 'id="game-initial"' in html
     assert "Keep hand" in html  # the mulligan decision is offered
+    hidden_cards.check(game_page.content, what="the game page", game=row.pk, revision=row.revision)
     assert row.human_deck_name in client.get("/games/").content.decode()  # listed under your games
 
     from django.test import Client
@@ -177,3 +186,32 @@ def test_play_pages_start_a_game_and_list_unsupported_cards(client, admin_client
     change = admin_client.get(f"/admin/gameplay/playedgame/{row.pk}/change/")
     assert change.status_code == 200 and "KiB of engine JSON" in change.content.decode()
     assert f"{row.decisions} recorded" in change.content.decode() and "name=\"moves\"" not in change.content.decode()
+
+
+@pytest.mark.parametrize("leak", [False, True], ids=["as-served", "planted-leak"])
+def test_the_scan_fails_on_a_planted_leak_of_the_ais_hand(client, game_catalogue, hidden_cards, monkeypatch,  # noqa: F811
+                                                          leak):
+    """The API body and the game page as served pass the scan; with the AI's hand planted in the view, both fail it."""
+    from gameplay.play import session
+
+    if leak:
+        recorded = session.view_of
+
+        def leaky(row, game=None):
+            game = game if game is not None else session.load_game(row)
+            view = recorded(row, game)
+            state = game.state()["state"]
+            theirs = next(p for p in state["players"] if p["id"] != row.human_seat)
+            view["board"]["players"][1 - row.human_seat]["hand"] = [
+                {"id": o, "name": state["objects"][str(o)]["name"]} for o in theirs["hand"]]
+            return view
+
+        monkeypatch.setattr(session, "view_of", leaky)
+    r = post(client, "/api/games", {"deck": "sample:mono_red_aggro", "opponent_deck": "sample:mono_white_weenie",
+                                    "opponent": "engine:VeryEasy", "first": "you", "seed": 3})
+    assert r.status_code == 201, r.content
+    game_id = r.json()["id"]
+    page = client.get(f"/games/{game_id}/")
+    for what, body, revision in (("the API body", r.json(), None), ("the game page", page.content, 1)):
+        with expect_leak(leak):
+            hidden_cards.check(body, what=what, game=game_id, revision=revision)

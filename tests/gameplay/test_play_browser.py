@@ -10,9 +10,7 @@ import re
 import pytest
 
 from tests.gameplay.play_fixtures import advice_worker, game_env  # noqa: F401  (fixtures)
-from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser  # noqa: F401  (fixtures)
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import ARTIFACTS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300),
               pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")]
@@ -26,7 +24,7 @@ def _stack_ids(state: dict):
 
 
 @contextlib.contextmanager
-def _open_page(browser, tmp_path, init_script: str | None = None):  # noqa: F811
+def _open_page(browser, tmp_path, init_script: str | None = None):
     """A browser page (30 s timeouts) and the list its JavaScript errors go to; on a failure the
     Daphne log is printed; the context and this thread's database connections are closed after."""
     from django.db import connections

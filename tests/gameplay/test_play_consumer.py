@@ -13,9 +13,10 @@ import pytest
 
 from gameplay.play import session
 from gameplay.models import PlayedGame
-from tests.ws import connect_path, guest_session
+from tests.ws import connect_path, guest_session, recorded
 from tests.ws import receive_until as _receive_until
-from tests.gameplay.play_fixtures import ThinkingPlayer, advice_worker, game_env, play_to_a_choice  # noqa: F401
+from tests.gameplay.play_fixtures import (ThinkingPlayer, advice_worker, game_env, hidden_cards,  # noqa: F401
+                                          play_to_a_choice)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
@@ -23,12 +24,15 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 receive_until = functools.partial(_receive_until, timeout=30)  # advice can take a while under load
 
 
-async def connect(game_id, session_key=None):
-    return await connect_path(f"/ws/games/{game_id}/", session_key, timeout=20)
+async def connect(game_id, session_key=None, log=None):
+    """A socket to the game; with ``log``, every message it receives is kept there (to be scanned)."""
+    comm, ok, code = await connect_path(f"/ws/games/{game_id}/", session_key, timeout=20)
+    return (recorded(comm, log) if log is not None else comm), ok, code
 
 
-def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # noqa: F811
+def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env, hidden_cards):  # noqa: F811
     owner, other = guest_session(), guest_session()
+    received = []
     row, _ = session.create_game("sample:mono_white_weenie", "sample:mono_blue_faeries", "engine:VeryEasy",
                                  first="you", session_key=owner, seed=3)
 
@@ -40,7 +44,7 @@ def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # n
         comm, ok, code = await connect("00000000-0000-0000-0000-000000000000", owner)
         assert not ok and code == 4404
 
-        ws, ok, _ = await connect(row.pk, owner)
+        ws, ok, _ = await connect(row.pk, owner, received)
         assert ok
         view = await receive_until(ws, lambda m: m["type"] == "game")
         assert view["revision"] == 1 and view["your_decision"] and "hand" in view["board"]["players"][0]
@@ -83,15 +87,17 @@ def test_owner_plays_over_the_socket_and_bad_messages_get_errors(game_env):  # n
 
     asyncio.run(scenario())
     assert PlayedGame.objects.get(pk=row.pk).revision == 2
+    hidden_cards.check_log(received)  # nothing of the AI's hand or library in any message
 
 
-def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
+def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  # noqa: F811
     owner = guest_session()
     row, view = play_to_a_choice(owner)
     keys = {a["key"] for a in view["actions"]}
+    received = []
 
     async def scenario():
-        ws, ok, _ = await connect(row.pk, owner)
+        ws, ok, _ = await connect(row.pk, owner, received)
         assert ok
         await receive_until(ws, lambda m: m["type"] == "game")
         await ws.send_json_to({"v": 1, "action": "advise", "revision": view["revision"], "level": "nope"})
@@ -125,17 +131,20 @@ def test_advice_streams_to_the_socket(game_env, advice_worker):  # noqa: F811
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == after["revision"] and any(e.get("id") == "best" for e in stored.log)
     assert json.dumps(done)  # plain JSON
+    assert any(m["type"] == "advice" for m in received)
+    hidden_cards.check_log(received)  # the advice names none of the AI's hidden cards either
 
 
-def test_against_a_slow_ai_your_action_shows_before_its_reply(game_env, monkeypatch):  # noqa: F811
+def test_against_a_slow_ai_your_action_shows_before_its_reply(game_env, hidden_cards, monkeypatch):  # noqa: F811
     owner = guest_session()
+    received = []
     row, _ = session.create_game("sample:mono_red_aggro", "sample:dimir_terror", "search:fast", first="you",
                                  session_key=owner, seed=5)
     thinker = ThinkingPlayer()
     monkeypatch.setattr(session, "_opponent", lambda _row: thinker)
 
     async def scenario():
-        ws, ok, _ = await connect(row.pk, owner)
+        ws, ok, _ = await connect(row.pk, owner, received)
         assert ok
         view = await receive_until(ws, lambda m: m["type"] == "game")
         keep = next(a["key"] for a in view["actions"] if a["label"] == "Keep hand")
@@ -156,3 +165,5 @@ def test_against_a_slow_ai_your_action_shows_before_its_reply(game_env, monkeypa
 
     asyncio.run(scenario())
     assert thinker.started.is_set() and PlayedGame.objects.get(pk=row.pk).revision == 2
+    assert any(m.get("provisional") for m in received)
+    hidden_cards.check_log(received)

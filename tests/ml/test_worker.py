@@ -11,9 +11,8 @@ import pytest
 
 from ml.models import ModelVersion, TrainingRun
 from tests.conftest import start_worker
-from tests.decks.test_browser import CHROMIUM, browser  # noqa: F401  (fixture)
+from tests.browser import ARTIFACTS, CHROMIUM
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 SCOPE = "archetype:TST"
 
@@ -76,7 +75,7 @@ def test_a_real_worker_trains_and_activation_switches_what_it_serves(training_wo
 
 @pytest.mark.browser
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")
-def test_run_page_progress_bar_reaches_100_in_the_browser(training_worker, daphne_server, browser, staff):  # noqa: F811
+def test_run_page_progress_bar_reaches_100_in_the_browser(training_worker, daphne_server, browser, staff):
     from playwright.sync_api import expect
 
     page = browser.new_context(viewport={"width": 1280, "height": 1000}).new_page()
@@ -99,8 +98,6 @@ def test_run_page_progress_bar_reaches_100_in_the_browser(training_worker, daphn
     expect(page.locator("#run-percent")).to_have_text("100.0%")
     expect(page.locator("#run-log")).to_contain_text("held-out top-1")
     expect(page.locator("#run-version")).to_be_visible()
-    from tests.decks.test_browser import ARTIFACTS
-
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "model-run.png"), full_page=True)
     page.goto(f"{daphne_server}/models/")

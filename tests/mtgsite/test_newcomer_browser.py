@@ -8,9 +8,7 @@ import re
 
 import pytest
 
-from tests.decks.test_browser import ARTIFACTS, CHROMIUM, browser, page  # noqa: F401  (fixtures)
-
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+from tests.browser import ARTIFACTS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing")]
 
@@ -36,7 +34,7 @@ def notes_column(tab) -> list[str]:
     })""")
 
 
-def test_home_shows_drafts_pods_games_and_models_and_nothing_coming_soon(daphne_server, page):  # noqa: F811
+def test_home_shows_drafts_pods_games_and_models_and_nothing_coming_soon(daphne_server, page):
     from playwright.sync_api import expect
 
     page.goto(f"{daphne_server}/")
@@ -54,7 +52,7 @@ def test_home_shows_drafts_pods_games_and_models_and_nothing_coming_soon(daphne_
     assert page.problems == []
 
 
-def test_footer_credits_the_sources_the_site_imports(daphne_server, page):  # noqa: F811
+def test_footer_credits_the_sources_the_site_imports(daphne_server, page):
     from playwright.sync_api import expect
 
     page.goto(f"{daphne_server}/")
@@ -66,7 +64,7 @@ def test_footer_credits_the_sources_the_site_imports(daphne_server, page):  # no
     expect(footer.locator("a", has_text="API schema")).to_be_visible()
 
 
-def test_set_pickers_name_their_sets(daphne_server, page):  # noqa: F811
+def test_set_pickers_name_their_sets(daphne_server, page):
     from decks.models import CardSet
     from tests.drafts.conftest import make_set
 
@@ -83,7 +81,7 @@ def test_set_pickers_name_their_sets(daphne_server, page):  # noqa: F811
 
 
 @pytest.mark.parametrize("staff", [False, True], ids=["visitor", "staff"])
-def test_navigation_fits_on_one_line_at_1280px(daphne_server, page, staff, django_user_model):  # noqa: F811
+def test_navigation_fits_on_one_line_at_1280px(daphne_server, page, staff, django_user_model):
     if staff:
         log_in_as_staff(page, daphne_server, django_user_model)
     page.goto(f"{daphne_server}/")
@@ -101,7 +99,7 @@ def test_navigation_fits_on_one_line_at_1280px(daphne_server, page, staff, djang
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
 
 
-def test_model_notes_say_what_each_version_is(daphne_server, page, django_user_model, settings, tmp_path):  # noqa: F811
+def test_model_notes_say_what_each_version_is(daphne_server, page, django_user_model, settings, tmp_path):
     from ml import registry
     from ml.defaults import register_shipped
     from tests.ml.conftest import archetype_config, tiny_tensors

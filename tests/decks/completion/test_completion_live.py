@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
 import urllib.request
@@ -13,12 +12,7 @@ import pytest
 import websockets
 from django.conf import settings
 
-os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
-
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from tests.browser import ARTIFACTS, CHROMIUM
 
 
 @pytest.fixture
@@ -105,38 +99,30 @@ def test_bad_completion_request_over_http(tiny_models, daphne_server):
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
-def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner):
-    from playwright.sync_api import expect, sync_playwright
+def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner, browser):
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(60_000)
-            problems = []
-            page.on("pageerror", lambda exc: problems.append(str(exc)))
-            page.goto(f"{daphne_server}/decks/complete/")
-            expect(page.locator("h1")).to_have_text("Complete a deck")
-            page.fill("textarea[name=text]", "4 Lightnig Bolt\n4 Goblin Guide")
-            page.select_option("select[name=format]", "modern")
-            page.click("button[type=submit]")
-            expect(page.locator("#line-errors")).to_contain_text("Unknown card")
-            page.click("button.suggestion[data-suggestion='Lightning Bolt']")
-            page.click("button[type=submit]")
-            page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
-            expect(page.locator("h1")).to_have_text("Completed Modern deck")
-            expect(page.get_by_test_id("main-count")).to_have_text("60")
-            expect(page.get_by_test_id("side-count")).to_have_text("15")
-            expect(page.locator(".tag-mine").first).to_be_visible()
-            expect(page.locator(".curve .curve-bar")).to_have_count(8)
-            # the default (masked) model shows the decks it drew on, linked, and how sure it was of each card
-            expect(page.locator("#job-sources li a").first).to_have_attribute("href", re.compile(r"^/decks/\d+/$"))
-            assert page.locator("meter").count() >= 1
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "completion.png"), full_page=True)
-            assert problems == []
-        finally:
-            browser.close()
-    from django.db import connections
-
-    connections.close_all()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(60_000)
+    problems = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.goto(f"{daphne_server}/decks/complete/")
+    expect(page.locator("h1")).to_have_text("Complete a deck")
+    page.fill("textarea[name=text]", "4 Lightnig Bolt\n4 Goblin Guide")
+    page.select_option("select[name=format]", "modern")
+    page.click("button[type=submit]")
+    expect(page.locator("#line-errors")).to_contain_text("Unknown card")
+    page.click("button.suggestion[data-suggestion='Lightning Bolt']")
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
+    expect(page.locator("h1")).to_have_text("Completed Modern deck")
+    expect(page.get_by_test_id("main-count")).to_have_text("60")
+    expect(page.get_by_test_id("side-count")).to_have_text("15")
+    expect(page.locator(".tag-mine").first).to_be_visible()
+    expect(page.locator(".curve .curve-bar")).to_have_count(8)
+    # the default (masked) model shows the decks it drew on, linked, and how sure it was of each card
+    expect(page.locator("#job-sources li a").first).to_have_attribute("href", re.compile(r"^/decks/\d+/$"))
+    assert page.locator("meter").count() >= 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "completion.png"), full_page=True)
+    assert problems == []
