@@ -1,4 +1,4 @@
-"""Live rows: a draft pod or a game that many requests change, one change at a time (drafts.online, gameplay.play).
+"""Live rows: a draft pod or a game that many requests change, one change at a time (drafts.pods.service, gameplay.play.session).
 
 - :func:`locked_row`: one transaction holding a row's lock, on PostgreSQL and on SQLite alike.
 - :class:`RevisionCache`: the objects rebuilt from such rows (a replayed pod, a loaded game), kept per

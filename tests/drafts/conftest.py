@@ -126,9 +126,9 @@ def seat_secrets(pod, seat: int, every_card) -> set[str]:
 @pytest.fixture
 def planted_leak(monkeypatch):
     """A deliberate leak, to prove the scans can fail: every seat view also carries the next seat's pack and pool."""
-    from drafts import online
+    from drafts.pods import service
 
-    real = online.seat_view
+    real = service.seat_view
 
     def leaky(pod, seat, **kwargs):
         view = real(pod, seat, **kwargs)
@@ -136,4 +136,4 @@ def planted_leak(monkeypatch):
         view["next_seat"] = {"pack": pod.current_pack(nxt), "pool": pod.pool(nxt)}
         return view
 
-    monkeypatch.setattr(online, "seat_view", leaky)
+    monkeypatch.setattr(service, "seat_view", leaky)

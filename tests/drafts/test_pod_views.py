@@ -100,14 +100,14 @@ def test_a_seated_player_is_sent_only_their_own_pack_and_pool(draft_set, leak, r
     host.post(f"/drafts/pods/{draft.pk}/start/")
     for _ in range(3):
         for seat in (0, 1):
-            v = online.snapshot(draft.pk, seat)[1]
+            v = service.snapshot(draft.pk, seat)[1]
             if v["pack"]:
-                online.make_pick(draft.pk, seat, v["pack"][0]["name"], v["pack_number"], v["pick_number"],
+                service.make_pick(draft.pk, seat, v["pack"][0]["name"], v["pack_number"], v["pick_number"],
                                  f"{seat}-{v['pick_number']}")
     if leak:
         request.getfixturevalue("planted_leak")
     draft.refresh_from_db()
-    pod = online.load_pod(draft)
+    pod = service.load_pod(draft)
     for seat, client in ((0, host), (1, friend)):
         forbidden = seat_secrets(pod, seat, draft_set)
         others = {n for s in range(pod.seats) if s != seat for n in (pod.current_pack(s) or []) + pod.pool(s)}
