@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import logging
 import math
 import re
 import time
@@ -38,6 +39,7 @@ from django.contrib import messages
 from django.core.cache import cache
 from rest_framework.exceptions import APIException
 
+log = logging.getLogger(__name__)
 clock = time.time  # the limiter's clock (tests replace it)
 BUSY_TTL = 600  # seconds an in-flight counter outlives its last request (a crashed process leaves no lasting count)
 LABELS = {"completion": "deck completions", "advice": "advice requests", "simulate": "simulated drafts",
@@ -177,9 +179,7 @@ def sliding_wait(previous: int, current: int, limit: int, period: float, elapsed
     admitted = current - 1
     room = limit - admitted - 1
     if previous > 0 and room >= 0:  # the previous window's share fades enough before this window ends
-        at = period * (1 - room / previous)
-        if at <= period:
-            return max(at - elapsed, 0.0)
+        return max(period * (1 - room / previous) - elapsed, 0.0)
     # in the next window this one's admitted requests are the previous ones: admitted * (1 - e / period) + 1 <= limit
     into_next = period * (1 - (limit - 1) / admitted) if admitted > limit - 1 else 0.0
     return period - elapsed + into_next
@@ -205,14 +205,22 @@ def _decr(key: str) -> None:
         cache.decr(key)
     except ValueError:  # expired meanwhile: nothing left to give back
         pass
+    except Exception:  # noqa: BLE001 - the cache is down (its backend's errors share no base class): see hit
+        log.warning("abuse limits: could not give back %s", key, exc_info=True)
 
 
 def hit(name: str, bucket: str, rate: Rate, now: float | None = None) -> float:
-    """Count one request of ``bucket`` against ``rate``: 0 when admitted, else the seconds to wait (not counted)."""
+    """Count one request of ``bucket`` against ``rate``: 0 when admitted, else the seconds to wait (not counted).
+    With the cache down every request is admitted (logged): the limits must not take the site down with it."""
     now = clock() if now is None else now
     current_key, previous_key, elapsed = _window(name, bucket, rate, now)
-    current = _incr(current_key, 2 * rate.seconds + 1)
-    wait = sliding_wait(int(cache.get(previous_key, 0)), current, rate.count, rate.seconds, elapsed)
+    try:
+        current = _incr(current_key, 2 * rate.seconds + 1)
+        previous = int(cache.get(previous_key, 0))
+    except Exception:  # noqa: BLE001 - the cache is down (its backend's errors share no base class): admit
+        log.warning("abuse limits: the cache is unavailable; %s admitted unchecked", name, exc_info=True)
+        return 0.0
+    wait = sliding_wait(previous, current, rate.count, rate.seconds, elapsed)
     if wait:
         _decr(current_key)
     return wait
@@ -278,7 +286,12 @@ def admitted(name: str, client: Client, work: Work | None = None):
     key = None
     if cap > 0 and (work is None or work.unfinished is None):
         key = f"limit:{name}:busy:{client.key}"
-        if _incr(key, BUSY_TTL) > cap:
+        try:
+            busy = _incr(key, BUSY_TTL)
+        except Exception:  # noqa: BLE001 - the cache is down (its backend's errors share no base class): see hit
+            log.warning("abuse limits: the cache is unavailable; %s not capped", name, exc_info=True)
+            busy, key = 0, None
+        if busy > cap:
             _decr(key)
             raise Refused(f"{name}_concurrent", f"You already have {cap} {LABELS.get(name, name)} in progress: "
                                                 "wait for one to finish, then try again.",
