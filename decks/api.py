@@ -23,6 +23,7 @@ from decks.search import COLOR_CHOICES, SORTS, search_cards
 from decks.services import parsed_from_deck
 from decks.views import EXPORT_STYLES
 from ml.embeddings.service import similar_cards
+from mtgsite import limits
 
 class _NoFormatOverride:
     """api_settings, except that ``?format=`` does not pick a renderer."""
@@ -202,10 +203,11 @@ STYLE_PARAMETER = OpenApiParameter("style", str, enum=list(EXPORT_STYLES), defau
 
 @extend_schema_view(retrieve=extend_schema(
     description="One deck: its cards by board (name, count, card id) and the stored analysis."))
-class DeckViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class DeckViewSet(limits.Limited, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Decks: the tournament corpus and imported lists."""
 
     queryset = Deck.objects.all()
+    limit = "deck_import"  # POST (create) only
     content_negotiation_class = FormatIsAFilter
     parser_classes = [JSONParser]  # POST takes JSON only, so that a form or text body gets a clear 400
 
@@ -235,7 +237,7 @@ class DeckViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
 
     @extend_schema(
         request=DeckImportSerializer,
-        responses={201: DeckDetailSerializer, 400: ApiErrorsSerializer},
+        responses={201: DeckDetailSerializer, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
         examples=[OpenApiExample("Burn", request_only=True, value={
             "text": "20 Lightning Bolt\n20 Lava Spike\n20 Mountain\n\n3 Skullcrack", "name": "Burn", "format": "modern"})],
     )

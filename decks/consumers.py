@@ -14,6 +14,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from decks.completion.service import job_group, job_payload
 from decks.models import CompletionJob, Deck
 from decks.tasks import analyze_deck, deck_group
+from mtgsite import limits
 
 PROTOCOL_VERSION = 1
 
@@ -48,6 +49,12 @@ class DeckConsumer(AsyncWebsocketConsumer):
             await self._error(f"Unsupported protocol version {message.get('v')!r}; this server speaks v{PROTOCOL_VERSION}.")
             return
         if message.get("action") == "analyze":
+            try:
+                await database_sync_to_async(limits.check_socket)("analysis", self.scope)
+            except limits.Refused as exc:  # the socket stays open; nothing is queued
+                await self._send("error", message=exc.message, code=exc.status, limit=exc.limit,
+                                 retry_after=exc.retry_after)
+                return
             await self._send("queued")
             await database_sync_to_async(analyze_deck.delay)(self.deck_id)
             return

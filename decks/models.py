@@ -193,9 +193,12 @@ class CompletionJob(models.Model):
     deck = models.ForeignKey(Deck, null=True, blank=True, on_delete=models.SET_NULL, related_name="completion_jobs")
     model_version = models.ForeignKey("ml.ModelVersion", null=True, blank=True, on_delete=models.SET_NULL)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    client_key = models.CharField(max_length=80, blank=True, db_index=True,
+                                  help_text="who asked (mtgsite.limits: user:<id>, guest:<session> or ip:<address>); "
+                                            "their unfinished jobs are capped")
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (mtgsite.limits)
 
     class Meta:
         ordering = ["-created"]

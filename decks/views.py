@@ -17,6 +17,7 @@ from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_pa
 from decks.services import parsed_from_deck
 from gameplay.carddb import support_view
 from ml.embeddings.service import similar_cards
+from mtgsite import limits
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
 DECK_SORTS = {"popularity": ("-occurrences", "-id"), "newest": ("-id",)}
@@ -83,11 +84,12 @@ def card_detail(request, card_id: int):
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limited("deck_import")
 def deck_import(request):
     errors = []
     if request.method == "POST":
         form = DeckImportForm(request.POST)
-        if form.is_valid():
+        if not limits.refused(request) and form.is_valid():
             data = form.cleaned_data
             outcome = import_deck(data["text"], name=data["name"], fmt=data["format"],
                                   owner=request.user if request.user.is_authenticated else None)

@@ -15,6 +15,7 @@ from drafts.access import visible_seats
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
 from drafts.views import csv_download
+from mtgsite import limits
 
 MAX_PACK = 20
 MAX_POOL = 60
@@ -70,8 +71,10 @@ def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
             "export": request.build_absolute_uri(reverse("api-draft-export", args=[draft.pk]))}
 
 
-class SimulateView(APIView):
-    @extend_schema(request=SimulateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
+class SimulateView(limits.Limited, APIView):
+    limit = "simulate"
+
+    @extend_schema(request=SimulateSerializer, responses={201: dict, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
                    examples=[OpenApiExample("Mixed pod", request_only=True,
                                             value={"set": "BLB", "bots": ["neural", "archetype", "draftsim", "draftsim"],
                                                    "seed": 7})],

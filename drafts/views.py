@@ -19,6 +19,7 @@ from drafts.core.plots import draft_history_figure, figure_bytes, loss_curves_fi
 from drafts.logstore import export_logs
 from drafts.models import Draft, DraftPick, DraftSeat
 from ml.models import ModelVersion
+from mtgsite import limits
 
 SEAT_MIXES = {
     "draftsim": "DraftsimBot in every seat",
@@ -48,11 +49,12 @@ class SimulateForm(forms.Form):
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limited("simulate")
 def draft_list(request):
     error = None
     if request.method == "POST":
         form = SimulateForm(request.POST)
-        if form.is_valid():
+        if not limits.refused(request) and form.is_valid():
             data = form.cleaned_data
             try:
                 draft = services.simulate_draft(data["set_code"], seat_bots(data["bots"], data["seats"]),

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
+from mtgsite import limits
 from mtgsite.guests import guest_key
 from drafts.api import _json_body
 from gameplay import tasks
@@ -82,9 +83,12 @@ class RecommendationSerializer(serializers.Serializer):
     legal_actions = serializers.ListField(child=serializers.DictField())
 
 
-class AdviceView(APIView):
+class AdviceView(limits.Limited, APIView):
+    limit = "advice"
+
     @extend_schema(
-        request=AdviceRequestSerializer, responses={200: RecommendationSerializer, 400: ApiErrorsSerializer},
+        request=AdviceRequestSerializer,
+        responses={200: RecommendationSerializer, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
         examples=[OpenApiExample("One second of MCTS", request_only=True, value={
             "state": {"state": {"...": "the engine's JSON from Game.state()"}}, "seat": 0, "algorithm": "mcts",
             "budget": {"seconds": 1.0}}),
@@ -144,9 +148,11 @@ class SampleDecksView(APIView):
                          "levels": list(choice.search_levels()), "algorithms": list(choice.search_algorithms())})
 
 
-class GameCreateView(APIView):
+class GameCreateView(limits.Limited, APIView):
+    limit = "game_create"
+
     @extend_schema(
-        request=GameCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
+        request=GameCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
         examples=[OpenApiExample("Sample decks", request_only=True, value={
             "deck": "sample:mono_red_aggro", "opponent_deck": "sample:mono_white_weenie", "opponent": "engine:Medium"})],
         description="Start a game against the AI (bound to your account, or to your session as a guest). The AI "

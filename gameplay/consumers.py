@@ -25,6 +25,7 @@ from decks.core import wire
 from gameplay import tasks
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError, session
+from mtgsite import limits
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 8192
@@ -172,6 +173,14 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
 
     async def _advise(self, msg):
         kwargs = {k: msg.get(k) for k in ("level", "algorithm", "seconds", "simulations")}
+        try:
+            # The same rate as POST /api/games/advice. A game has one search at a time (a newer request stops the
+            # older one), so the rate bounds this socket's searches.
+            await _own_thread(limits.check_socket)("advice", self.scope)
+        except limits.Refused as exc:  # nothing starts; the socket stays open
+            await self._error(exc.message, code=exc.status, context="advice", limit=exc.limit,
+                              retry_after=exc.retry_after)
+            return
         try:
             revision = msg.get("revision")
             if revision is None:

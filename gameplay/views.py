@@ -10,6 +10,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from mtgsite import limits
 from mtgsite.guests import guest_key
 from gameplay.play import PlayError, choice, session
 from gameplay.models import PlayedGame
@@ -52,12 +53,13 @@ def my_games(request):
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limited("game_create")
 def games(request):
     """Start a game against the AI; list your games."""
     problems, error = [], None
     if request.method == "POST":
         form = NewGameForm(request.POST, user=request.user)
-        if form.is_valid():
+        if not limits.refused(request) and form.is_valid():
             mine, theirs = form.specs()
             try:
                 row, _ = session.create_game(mine, theirs, form.cleaned_data["opponent"], first=form.cleaned_data["first"],

@@ -273,3 +273,22 @@ GAME_API_ADVICE_MAX_SECONDS = float(env("GAME_API_ADVICE_MAX_SECONDS", "5"))
 # sums their root statistics with its own. Off on the embedded stack (eager tasks would run in turn).
 GAME_ADVICE_SPREAD_PARTS = int(env("GAME_ADVICE_SPREAD_PARTS", "1" if STACK == "services" else "0"))
 GAME_ADVICE_SPREAD_MIN_SECONDS = float(env("GAME_ADVICE_SPREAD_MIN_SECONDS", "10"))
+
+# --- abuse limits (mtgsite/limits.py; docs/operations.md#limits) ------------------------------------------
+# Per client (the account, else the guest session, else the address): "N/period" rates (period s, min, hour or
+# day; "off" for none), "<name>_concurrent" caps on unfinished work, and the completion queue's depth (503 past
+# it). Every entry is overridden by MTG_LIMIT_<NAME>, e.g. MTG_LIMIT_COMPLETION=20/min, MTG_LIMIT_ENABLED=0.
+_LIMIT_DEFAULTS = {
+    "enabled": "1",
+    "completion": "10/min", "completion_concurrent": "2",
+    "completion_queue_max": "50", "completion_queue_retry_after": "30",
+    "advice": "20/min", "advice_concurrent": "1",
+    "simulate": "10/min", "simulate_concurrent": "1",
+    "pod_create": "10/hour", "game_create": "20/hour", "game_create_concurrent": "2",
+    "deck_import": "30/min", "deck_import_concurrent": "2",
+    "analysis": "30/min", "signup": "5/hour",
+    "guest_ip_factor": "4",  # guests of one address share a bucket of this many times each rate (0: off)
+    "busy_retry_after": "5",  # Retry-After of a refusal for work in progress
+    "forwarded_hops": "0",  # proxies in front of the site whose X-Forwarded-For is trusted (0: REMOTE_ADDR only)
+}
+MTG_LIMITS = {name: env(f"MTG_LIMIT_{name.upper()}", value) for name, value in _LIMIT_DEFAULTS.items()}

@@ -13,11 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from decks.api import ApiErrorsSerializer, errors_response
-from decks.completion.service import (DEFAULT_MODEL, MODELS, CompletionRequestError, create_job, job_payload,
-                                      parse_request)
+from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MODELS, CompletionRequestError, create_job,
+                                      job_payload, parse_request)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
+from mtgsite import limits
 
 
 class CompletionRequestSerializer(serializers.Serializer):
@@ -84,17 +85,23 @@ def _body(request, job) -> dict:
     return payload
 
 
-class CompletionListView(APIView):
+class CompletionListView(limits.Limited, APIView):
+    limit = "completion"
+    limit_work = LIMIT_WORK
+
     @extend_schema(
         request=CompletionRequestSerializer,
-        responses={202: CompletionJobSerializer, 400: ApiErrorsSerializer},
+        responses={202: CompletionJobSerializer, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer,
+                   503: ApiErrorsSerializer},
         examples=[OpenApiExample("Burn core", request_only=True, value={
             "format": "modern", "text": "4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear", "seed": 1}),
                   OpenApiExample("With Manamorphosis", request_only=True, value={
             "format": "modern", "main": [["Lightning Bolt", 4]], "model": "manamorphosis", "sampler": "fast"})],
         description="Queue a completion of the known cards into a legal 60 + 15 deck. 202 with a job to poll "
                     "(or follow over ws/jobs/<id>/); 400 with one error per problem, nothing queued. `model` picks "
-                    "the completer: masked (default) or manamorphosis.",
+                    "the completer: masked (default) or manamorphosis. Limits per client (docs/operations.md#limits): 429 "
+                    "over the rate or with too many unfinished jobs, 503 when the queue is full, each with "
+                    "Retry-After; nothing queued.",
     )
     def post(self, request):
         try:
@@ -121,7 +128,7 @@ class CompletionListView(APIView):
                                 seed=data.get("seed", 0), model=model)
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
-        job = create_job(req, owner=request.user)
+        job = create_job(req, owner=request.user, client=limits.client_of(request).key)
         enqueue_completion(job)
         job.refresh_from_db()
         return Response(_body(request, job), status=status.HTTP_202_ACCEPTED,

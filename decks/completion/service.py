@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,7 +27,7 @@ from decks.models import CompletionJob, Deck, DeckAppearance
 from decks.services import card_index, card_rules, save_parsed_deck
 from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version
-from mtgsite import live
+from mtgsite import limits, live
 
 log = logging.getLogger(__name__)
 
@@ -162,12 +162,46 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
                              model)
 
 
-def create_job(request: CompletionRequest, owner=None) -> CompletionJob:
-    """Store the job, waiting for a worker (the caller queues it: ``decks.tasks.enqueue_completion``)."""
+def create_job(request: CompletionRequest, owner=None, client: str = "") -> CompletionJob:
+    """Store the job, waiting for a worker (the caller queues it: ``decks.tasks.enqueue_completion``). ``client``
+    is who asked (``mtgsite.limits.Client.key``), whose unfinished jobs :data:`LIMIT_WORK` counts."""
     return CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
         generate_side=request.generate_side, sampler=request.sampler, seed=request.seed, model=request.model,
-        owner=owner if getattr(owner, "is_authenticated", False) else None, message="Waiting for a worker")
+        owner=owner if getattr(owner, "is_authenticated", False) else None, client_key=client[:80],
+        message="Waiting for a worker")
+
+
+def _recent():
+    """Jobs young enough to be still wanted: one left queued or running longer than COMPLETION_STALE_SECONDS (its
+    worker died) counts against nobody."""
+    since = timezone.now() - timedelta(seconds=getattr(settings, "COMPLETION_STALE_SECONDS", 900))
+    return CompletionJob.objects.filter(created__gte=since)
+
+
+def unfinished_jobs(client: str) -> int:
+    """The client's jobs waiting for a worker or running."""
+    return _recent().filter(client_key=client, status__in=("queued", "running")).count() if client else 0
+
+
+def waiting_jobs() -> int:
+    """Everyone's jobs waiting for a worker: the inference queue's depth."""
+    return _recent().filter(status="queued").count()
+
+
+def seconds_for(jobs: int) -> float | None:
+    """How long the workers take for ``jobs`` more completions at their pace of the last minute: the jobs finished
+    since the first of them that finished within it (None: none did)."""
+    now = timezone.now()
+    recent = CompletionJob.objects.filter(finished__gte=now - timedelta(seconds=60)).aggregate(n=Count("pk"),
+                                                                                              first=Min("finished"))
+    if not recent["n"]:
+        return None
+    return jobs * max((now - recent["first"]).total_seconds(), 1.0) / recent["n"]
+
+
+# How the abuse limits (mtgsite.limits) count completions: the client's unfinished jobs, the queue and its pace.
+LIMIT_WORK = limits.Work(unfinished=unfinished_jobs, waiting=waiting_jobs, pace=seconds_for)
 
 
 # --- running -----------------------------------------------------------------------------------

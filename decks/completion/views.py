@@ -6,11 +6,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from decks.analysis import deck_groups
-from decks.completion.service import (DEFAULT_MODEL, MAX_TEXT, MODELS, CompletionRequestError, create_job, job_payload,
-                                      parse_request, user_counts)
+from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MAX_TEXT, MODELS, CompletionRequestError, create_job,
+                                      job_payload, parse_request, user_counts)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
+from mtgsite import limits
 
 SIDEBOARD_CHOICES = [("generate", "Generate a sideboard (keeps any sideboard cards you give)"),
                      ("keep", "Keep only my sideboard cards")]
@@ -36,11 +37,12 @@ class CompletionForm(forms.Form):
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limited("completion", LIMIT_WORK)
 def completion_form(request):
     errors = []
     if request.method == "POST":
         form = CompletionForm(request.POST)
-        if form.is_valid():
+        if not limits.refused(request) and form.is_valid():
             data = form.cleaned_data
             try:
                 req = parse_request(text=data["text"], fmt=data["format"], generate_side=data["sideboard"] == "generate",
@@ -49,7 +51,7 @@ def completion_form(request):
             except CompletionRequestError as exc:
                 errors = exc.errors
             else:
-                job = create_job(req, owner=request.user)
+                job = create_job(req, owner=request.user, client=limits.client_of(request).key)
                 enqueue_completion(job)
                 return redirect("completion-job", job_id=job.pk)
     else:

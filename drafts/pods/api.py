@@ -18,6 +18,7 @@ from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
 from drafts.models import Draft
 from drafts.pods import service, tasks
+from mtgsite import limits
 
 
 def _error(exc: DraftError):
@@ -52,8 +53,10 @@ class PodCreateSerializer(serializers.Serializer):
     consent = serializers.BooleanField(required=False, help_text="share my drafts to train the bots")
 
 
-class PodCreateView(APIView):
-    @extend_schema(request=PodCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
+class PodCreateView(limits.Limited, APIView):
+    limit = "pod_create"
+
+    @extend_schema(request=PodCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
                    examples=[OpenApiExample("Pod", request_only=True, value={
                        "set": "BLB", "seats": 8, "bot": "draftsim", "pick_timer": 60, "display_name": "Ana",
                        "consent": True})],

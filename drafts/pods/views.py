@@ -26,6 +26,7 @@ from drafts.models import Draft, DraftSeat
 from drafts.pods import service, tasks
 from drafts.services import draftsim_ratings, set_choices, set_list
 from drafts.views import csv_download
+from mtgsite import limits
 
 CONSENT_CHOICES = [("yes", "Yes: include my drafts (picks, packs, timing) in the training data"),
                    ("no", "No: keep my drafts out of the training data")]
@@ -72,13 +73,14 @@ def _default_name(request) -> str:
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limited("pod_create")
 def play(request):
     """Create a pod, or join one of the open ones."""
     ask = current_consent(request) is None
     error = None
     if request.method == "POST":
         form = PodForm(request.POST, ask_consent=ask)
-        if form.is_valid():
+        if not limits.refused(request) and form.is_valid():
             d = form.cleaned_data
             consent = _consent_value(d.get("consent")) if ask else current_consent(request)
             try:
@@ -334,10 +336,11 @@ class SignupForm(UserCreationForm):
 
 
 @require_http_methods(["GET", "POST"])
+@limits.limited("signup")
 def signup(request):
     if request.method == "POST":
         form = SignupForm(request.POST)
-        if form.is_valid():
+        if not limits.refused(request) and form.is_valid():
             user = form.save()
             service.set_consent(user, form.cleaned_data["consent"] == "yes")
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
