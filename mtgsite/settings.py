@@ -8,6 +8,7 @@ Two stacks share one code path (see README "Stacks"):
   channel layer), separate Celery worker and Daphne processes.
 """
 import os
+import warnings
 import secrets
 from pathlib import Path
 
@@ -242,6 +243,9 @@ STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 WHITENOISE_USE_FINDERS = True
+# Without collectstatic (make run, the tests) WhiteNoise serves from the finders and would warn, on every
+# start, that STATIC_ROOT does not exist yet; the docker image collects into it.
+warnings.filterwarnings("ignore", message=r"No directory at: .*", category=UserWarning)
 WHITENOISE_AUTOREFRESH = DEBUG
 
 REST_FRAMEWORK = {
