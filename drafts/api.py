@@ -63,7 +63,8 @@ def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
                 "pool": p.pool, "scores": p.scores})
     for s in draft.seat_set.select_related("deck"):
         seats.append({"seat": s.seat, "drafter": s.drafter, "draft_id": s.log_id, "colors": s.colors,
-                      "deck": request.build_absolute_uri(reverse("api-deck-detail", args=[s.deck_id])) if s.deck_id else None,
+                      "deck": request.build_absolute_uri(reverse("api-deck-detail", args=[s.deck_id]))
+                      if s.deck_id and s.pk in visible else None,  # a deck shows its pool: private like the picks
                       **({"picks": picks.get(s.pk, [])} if with_picks else {})})
     return {"id": str(draft.pk), "set": draft.set_code, "kind": draft.kind, "status": draft.status, "seed": draft.seed,
             "seats": seats, "page": request.build_absolute_uri(reverse("draft-detail", args=[draft.pk])),
