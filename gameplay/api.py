@@ -14,7 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, errors_response
+from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from mtgsite.guests import guest_key
 from drafts.api import _json_body
 from gameplay import tasks
@@ -31,8 +31,10 @@ def _error(exc: PlayError):
 
 
 class BudgetSerializer(serializers.Serializer):
-    seconds = serializers.FloatField(required=False, help_text="wall-clock seconds (capped by the server)")
-    simulations = serializers.IntegerField(required=False, min_value=1)
+    seconds = serializers.FloatField(required=False, allow_null=True,
+                                     help_text="wall-clock seconds (capped by the server); null: no time limit given")
+    simulations = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                           help_text="null: no simulation limit given")
 
 
 class AdviceRequestSerializer(serializers.Serializer):
@@ -82,7 +84,7 @@ class RecommendationSerializer(serializers.Serializer):
     legal_actions = serializers.ListField(child=serializers.DictField())
 
 
-class AdviceView(APIView):
+class AdviceView(SiteApi, APIView):
     @extend_schema(
         request=AdviceRequestSerializer, responses={200: RecommendationSerializer, 400: ApiErrorsSerializer},
         examples=[OpenApiExample("One second of MCTS", request_only=True, value={
@@ -134,7 +136,7 @@ def _owned(request, game_id) -> PlayedGame:
     return row
 
 
-class SampleDecksView(APIView):
+class SampleDecksView(SiteApi, APIView):
     @extend_schema(responses={200: dict}, description="The sample decks (every card supported by the engine) "
                                                       "and the opponents: use them as 'sample:<name>' and 'opponent'.")
     def get(self, request):
@@ -144,7 +146,7 @@ class SampleDecksView(APIView):
                          "levels": list(choice.search_levels()), "algorithms": list(choice.search_algorithms())})
 
 
-class GameCreateView(APIView):
+class GameCreateView(SiteApi, APIView):
     @extend_schema(
         request=GameCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer},
         examples=[OpenApiExample("Sample decks", request_only=True, value={
@@ -169,7 +171,7 @@ class GameCreateView(APIView):
                         headers={"Location": reverse("api-game", args=[row.pk])})
 
 
-class GameView(APIView):
+class GameView(SiteApi, APIView):
     @extend_schema(responses={200: dict, 404: ApiErrorsSerializer},
                    description="Your view of the game: your hand, the public board, the legal actions (each with the "
                                "key to send back), the log and the revision. The opponent's hand and the libraries "
@@ -181,9 +183,10 @@ class GameView(APIView):
             return _error(exc)
 
 
-class GameActionView(APIView):
+class GameActionView(SiteApi, APIView):
     @extend_schema(
-        request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer, 500: ApiErrorsSerializer},
+        request=dict, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer, 409: ApiErrorsSerializer,
+                                 500: ApiErrorsSerializer},
         examples=[OpenApiExample("Pass", request_only=True, value={
             "key": "{\"data\":null,\"type\":\"PassPriority\"}", "revision": 3, "client_action_id": "a1"})],
         description='Take one of the offered actions: {"key": the action\'s key, or "action": {"type", "data"}, '
