@@ -65,7 +65,7 @@ def draft_list(request):
     else:
         form = SimulateForm(initial={"set_code": "BLB"})
     drafts = Draft.objects.all()
-    set_code = (request.GET.get("set") or "").upper()
+    set_code = (request.GET.get("set") or "").upper().replace("\x00", "")  # PostgreSQL refuses NUL
     kind = request.GET.get("kind") or ""
     if set_code:
         drafts = drafts.filter(set_code=set_code)

@@ -335,7 +335,7 @@ def consent_view(request):
 @require_GET
 def consented_export(request):
     """The consented data set: the picks of people who opted in, one set (or all), 17Lands layout."""
-    code = (request.GET.get("set") or "").upper()
+    code = (request.GET.get("set") or "").upper().replace("\x00", "")  # PostgreSQL refuses NUL
     return csv_download(service.consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
 
 

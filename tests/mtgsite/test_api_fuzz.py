@@ -211,9 +211,9 @@ def test_fuzz_operation(api_schema, fuzz_world, postgres_text, operation):
 # --- what the fuzz found -------------------------------------------------------------------------------
 
 @pytest.mark.django_db
-def test_nul_characters_are_refused_before_they_reach_the_database(client, postgres_text):
+def test_nul_characters_are_refused_before_they_reach_the_database(client, admin_client, postgres_text):
     """A NUL character in a search parameter reached PostgreSQL, which refuses it: a 500 on the services
-    stack. The API answers 400; the card search page drops the character."""
+    stack. The API answers 400; the pages' filters drop the character."""
     import json
 
     for url, params in (("/api/cards/", {"q": "bolt\x00"}), ("/api/decks/", {"format": "\x00"})):
@@ -224,6 +224,8 @@ def test_nul_characters_are_refused_before_they_reach_the_database(client, postg
     r = client.post("/api/pods", "set=FZZ%00&display_name=Ana", content_type="application/x-www-form-urlencoded")
     assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
     assert client.get("/cards/", {"q": "bolt\x00", "type": "\x00", "text": "a\x00b"}).status_code == 200
+    assert client.get("/drafts/", {"set": "BLB\x00"}).status_code == 200
+    assert admin_client.get("/drafts/data/consented.csv", {"set": "\x00"}).status_code == 404  # nothing to export
 
 
 @pytest.mark.django_db
