@@ -1,11 +1,19 @@
 """REST API (DRF) for cards and decks. Reads are public; anyone may import a deck.
 
 Errors share one shape: ``{"errors": [{"message": "...", ...}]}``; decklist line errors add
-``line``, ``text`` and ``suggestions``; parameter errors add ``field``.
+``line``, ``text`` and ``suggestions``; parameter errors add ``field``. DRF's own errors (an unknown
+object or page, a method not allowed) are given that shape by :class:`SiteApi`, which every API view
+of the site mixes in (it also refuses text holding a NUL character), and an /api/ URL that matches no
+route by :func:`not_found`.
 """
 from __future__ import annotations
 
+import re
+
+from django.conf import settings
 from django.db.models import Prefetch
+from django.http import JsonResponse
+from django.views import defaults
 from django.urls import reverse
 from drf_spectacular.utils import (OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field,
                                    extend_schema_view)
@@ -15,6 +23,7 @@ from rest_framework.settings import api_settings
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
+from rest_framework.views import exception_handler
 
 from decks.core.rules import FORMATS, normalize_format
 from decks.forms import MAX_DECK_NAME, MAX_DECK_TEXT, format_problem, import_deck, text_problem
@@ -138,7 +147,8 @@ class DeckImportSerializer(serializers.Serializer):
 class ApiErrorSerializer(serializers.Serializer):
     message = serializers.CharField()
     field = serializers.CharField(required=False)
-    line = serializers.IntegerField(required=False, help_text="1-based line of the decklist")
+    line = serializers.IntegerField(required=False, allow_null=True,
+                                    help_text="1-based line of the decklist (null: the cards came as a list)")
     text = serializers.CharField(required=False, help_text="the line as sent")
     suggestions = serializers.ListField(child=serializers.CharField(), required=False)
 
@@ -156,6 +166,50 @@ def errors_response(*errors: dict, code: int = status.HTTP_400_BAD_REQUEST) -> R
     return Response({"errors": list(errors)}, status=code)
 
 
+def site_exception_handler(exc, context):
+    """DRF's exception handler, its ``{"detail": ...}`` bodies in the site's error shape."""
+    response = exception_handler(exc, context)
+    if response is not None and isinstance(response.data, dict) and set(response.data) == {"detail"}:
+        response.data = {"errors": [{"message": str(response.data["detail"])}]}
+    return response
+
+
+def holds_nul(request) -> bool:
+    """Whether the query or a (JSON or form) body holds a NUL character: PostgreSQL can neither store nor
+    compare text with one (SQLite can, so the embedded stack would not notice)."""
+    if any("\x00" in k or any("\x00" in v for v in values) for k, values in request.query_params.lists()):
+        return True
+    kind = (request.content_type or "").split(";")[0].strip()
+    raw = str(request.META.get("CONTENT_LENGTH") or "")
+    size = int(raw) if re.fullmatch(r"[0-9]{1,12}", raw) else 0
+    if kind not in ("application/json", "application/x-www-form-urlencoded") or not size \
+            or size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        return False  # nothing to look at, or a body Django refuses by itself
+    body = request._request.body
+    return b"\x00" in body or (b"\\u0000" if kind == "application/json" else b"%00") in body
+
+
+class SiteApi:
+    """Mixed into every API view, the site's API conventions: DRF's own errors (no such object or page, a
+    method not allowed, a CSRF refusal) read ``{"errors": [{"message": ...}]}`` like the views' own, and a
+    request holding a NUL character is refused with a 400 before a view reads it."""
+
+    def get_exception_handler(self):
+        return site_exception_handler
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if holds_nul(request):
+            raise ParseError("Text may not hold NUL characters (\\u0000).")
+
+
+def not_found(request, exception):
+    """The site's 404 (``handler404``): JSON in the API's error shape under /api/, else Django's page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"errors": [{"message": f"Nothing at {request.path[:200]}."}]}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
 # --- cards ---------------------------------------------------------------------
 
 CARD_PARAMETERS = [
@@ -169,8 +223,9 @@ CARD_PARAMETERS = [
 ]
 
 
-@extend_schema_view(retrieve=extend_schema(description="One card with its faces, legalities and printings."))
-class CardViewSet(viewsets.ReadOnlyModelViewSet):
+@extend_schema_view(retrieve=extend_schema(description="One card with its faces, legalities and printings.",
+                                           responses={200: CardDetailSerializer, 404: ApiErrorsSerializer}))
+class CardViewSet(SiteApi, viewsets.ReadOnlyModelViewSet):
     """The card catalogue, searchable with the same filters as the /cards/ page."""
 
     queryset = Card.objects.all()
@@ -185,7 +240,8 @@ class CardViewSet(viewsets.ReadOnlyModelViewSet):
                 "legalities", Prefetch("printings", queryset=Printing.objects.select_related("card_set")))
         return Card.objects.all()
 
-    @extend_schema(parameters=CARD_PARAMETERS, responses={200: CardSerializer(many=True), 400: ApiErrorsSerializer})
+    @extend_schema(parameters=CARD_PARAMETERS, responses={200: CardSerializer(many=True), 400: ApiErrorsSerializer,
+                                                          404: ApiErrorsSerializer})
     def list(self, request, *args, **kwargs):
         _query, cards, notes = search_cards(request.query_params)
         if notes:
@@ -202,8 +258,9 @@ STYLE_PARAMETER = OpenApiParameter("style", str, enum=list(EXPORT_STYLES), defau
 
 
 @extend_schema_view(retrieve=extend_schema(
-    description="One deck: its cards by board (name, count, card id) and the stored analysis."))
-class DeckViewSet(limits.Limited, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    description="One deck: its cards by board (name, count, card id) and the stored analysis.",
+    responses={200: DeckDetailSerializer, 404: ApiErrorsSerializer}))
+class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Decks: the tournament corpus and imported lists."""
 
     queryset = Deck.objects.all()
@@ -223,7 +280,8 @@ class DeckViewSet(limits.Limited, mixins.ListModelMixin, mixins.RetrieveModelMix
             return Deck.objects.order_by("-id")
         return Deck.objects.prefetch_related("cards__card")
 
-    @extend_schema(parameters=[FORMAT_PARAMETER], responses={200: DeckSerializer(many=True), 400: ApiErrorsSerializer})
+    @extend_schema(parameters=[FORMAT_PARAMETER], responses={200: DeckSerializer(many=True), 400: ApiErrorsSerializer,
+                                                             404: ApiErrorsSerializer})
     def list(self, request, *args, **kwargs):
         decks = self.get_queryset()
         raw = (request.query_params.get("format") or "").strip()
@@ -277,7 +335,8 @@ class DeckViewSet(limits.Limited, mixins.ListModelMixin, mixins.RetrieveModelMix
         return Response(body, status=status.HTTP_201_CREATED,
                         headers={"Location": reverse("api-deck-detail", args=[deck.pk])})
 
-    @extend_schema(parameters=[STYLE_PARAMETER], responses={200: ExportSerializer, 400: ApiErrorsSerializer})
+    @extend_schema(parameters=[STYLE_PARAMETER], responses={200: ExportSerializer, 400: ApiErrorsSerializer,
+                                                            404: ApiErrorsSerializer})
     def export(self, request, *args, **kwargs):
         """The deck as decklist text (reads back through the importer to the same deck)."""
         deck = self.get_object()

@@ -43,7 +43,7 @@ class CardQuery:
 
 
 def _param(params, name: str, notes: list[str]) -> str:
-    value = " ".join(str(params.get(name, "") or "").split())
+    value = " ".join(str(params.get(name, "") or "").replace("\x00", "").split())  # PostgreSQL refuses NUL
     if len(value) > MAX_PARAM_LENGTH:
         notes.append(f"The {name} filter was cut to {MAX_PARAM_LENGTH} characters.")
         value = value[:MAX_PARAM_LENGTH]

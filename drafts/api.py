@@ -9,7 +9,7 @@ from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, errors_response
+from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from drafts import services
 from drafts.access import visible_seats
 from drafts.core.cards import DraftError
@@ -38,7 +38,7 @@ class SetSerializer(serializers.Serializer):
     booster = serializers.ChoiceField(choices=["play", "classic", "cube"])
 
 
-class SetListView(APIView):
+class SetListView(SiteApi, APIView):
     @extend_schema(responses={200: SetSerializer(many=True)}, description="Sets whose boosters can be drafted.")
     def get(self, request):
         return Response(services.draftable_sets())
@@ -64,14 +64,15 @@ def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
                 "pool": p.pool, "scores": p.scores})
     for s in draft.seat_set.select_related("deck"):
         seats.append({"seat": s.seat, "drafter": s.drafter, "draft_id": s.log_id, "colors": s.colors,
-                      "deck": request.build_absolute_uri(reverse("api-deck-detail", args=[s.deck_id])) if s.deck_id else None,
+                      "deck": request.build_absolute_uri(reverse("api-deck-detail", args=[s.deck_id]))
+                      if s.deck_id and s.pk in visible else None,  # a deck shows its pool: private like the picks
                       **({"picks": picks.get(s.pk, [])} if with_picks else {})})
     return {"id": str(draft.pk), "set": draft.set_code, "kind": draft.kind, "status": draft.status, "seed": draft.seed,
             "seats": seats, "page": request.build_absolute_uri(reverse("draft-detail", args=[draft.pk])),
             "export": request.build_absolute_uri(reverse("api-draft-export", args=[draft.pk]))}
 
 
-class SimulateView(limits.Limited, APIView):
+class SimulateView(limits.Limited, SiteApi, APIView):
     limit = "simulate"
 
     @extend_schema(request=SimulateSerializer, responses={201: dict, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
@@ -103,14 +104,18 @@ class SimulateView(limits.Limited, APIView):
                         headers={"Location": reverse("api-draft-detail", args=[draft.pk])})
 
 
-class DraftDetailView(APIView):
-    @extend_schema(responses={200: dict}, description="A stored draft: seats, every pick (pack, pool, pick, scores).")
+class DraftDetailView(SiteApi, APIView):
+    @extend_schema(responses={200: dict, 404: ApiErrorsSerializer},
+                   description="A stored draft: seats, every pick (pack, pool, pick, scores) of the seats you may read.")
     def get(self, request, draft_id):
         return Response(draft_body(request, get_object_or_404(Draft, pk=draft_id)))
 
 
-class DraftExportView(APIView):
-    @extend_schema(responses={(200, "text/csv"): str}, description="The draft in the 17Lands public CSV layout.")
+class DraftExportView(SiteApi, APIView):
+    @extend_schema(responses={(200, "text/csv"): str, (404, "application/json"): ApiErrorsSerializer,
+                              (404, "text/plain"): str},
+                   description="The draft in the 17Lands public CSV layout: the seats you may read (404, as text, "
+                               "when there are none).")
     def get(self, request, draft_id):
         draft = get_object_or_404(Draft, pk=draft_id)
         return csv_download(visible_seats(request, draft), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}.csv")
@@ -125,7 +130,7 @@ class SuggestSerializer(serializers.Serializer):
     pick_number = serializers.IntegerField(required=False, min_value=0, max_value=14)
 
 
-class SuggestView(APIView):
+class SuggestView(SiteApi, APIView):
     @extend_schema(request=SuggestSerializer, responses={200: dict, 400: ApiErrorsSerializer},
                    description="Rank a pack for a drafter with a bot (best first, with scores). Nothing is stored.")
     def post(self, request):

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import io
+import re
 
 from django import forms
 from django.db.models import Count
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -66,7 +67,7 @@ def draft_list(request):
     else:
         form = SimulateForm(initial={"set_code": "BLB"})
     drafts = Draft.objects.all()
-    set_code = (request.GET.get("set") or "").upper()
+    set_code = (request.GET.get("set") or "").upper().replace("\x00", "")  # PostgreSQL refuses NUL
     kind = request.GET.get("kind") or ""
     if set_code:
         drafts = drafts.filter(set_code=set_code)
@@ -168,7 +169,7 @@ def draft_export(request, draft_id):
     seats = visible_seats(request, draft)
     seat = request.GET.get("seat")
     if seat not in (None, ""):
-        if not seat.isdigit() or not seats.filter(seat=int(seat)).exists():
+        if not re.fullmatch(r"[0-9]{1,2}", seat) or not seats.filter(seat=int(seat)).exists():
             return HttpResponse(f"no seat {seat!r} in this draft", status=400, content_type="text/plain")
         seats = seats.filter(seat=int(seat))
     suffix = f"-seat{int(seat) + 1}" if seat not in (None, "") else ""
@@ -188,7 +189,10 @@ def archetype_heatmap(request, set_code: str, fmt: str):
         bot, _ = services.get_bot("archetype", s)
     except DraftError as exc:
         raise Http404(str(exc))
-    fig = weights_heatmap_figure(bot.weights, bot.cards, bot.archetypes, top=int(request.GET.get("top") or 60))
+    top = request.GET.get("top") or "60"
+    if not re.fullmatch(r"[0-9]{1,4}", top):
+        return HttpResponseBadRequest("top is a number of cards, e.g. ?top=60", content_type="text/plain")
+    fig = weights_heatmap_figure(bot.weights, bot.cards, bot.archetypes, top=int(top))
     return HttpResponse(figure_bytes(fig, fmt), content_type="image/svg+xml" if fmt == "svg" else "image/png")
 
 

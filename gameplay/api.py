@@ -14,7 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, errors_response
+from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from mtgsite import limits
 from mtgsite.guests import guest_key
 from drafts.api import _json_body
@@ -32,8 +32,10 @@ def _error(exc: PlayError):
 
 
 class BudgetSerializer(serializers.Serializer):
-    seconds = serializers.FloatField(required=False, help_text="wall-clock seconds (capped by the server)")
-    simulations = serializers.IntegerField(required=False, min_value=1)
+    seconds = serializers.FloatField(required=False, allow_null=True,
+                                     help_text="wall-clock seconds (capped by the server); null: no time limit given")
+    simulations = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                           help_text="null: no simulation limit given")
 
 
 class AdviceRequestSerializer(serializers.Serializer):
@@ -83,7 +85,7 @@ class RecommendationSerializer(serializers.Serializer):
     legal_actions = serializers.ListField(child=serializers.DictField())
 
 
-class AdviceView(limits.Limited, APIView):
+class AdviceView(limits.Limited, SiteApi, APIView):
     limit = "advice"
 
     @extend_schema(
@@ -138,7 +140,7 @@ def _owned(request, game_id) -> PlayedGame:
     return row
 
 
-class SampleDecksView(APIView):
+class SampleDecksView(SiteApi, APIView):
     @extend_schema(responses={200: dict}, description="The sample decks (every card supported by the engine) "
                                                       "and the opponents: use them as 'sample:<name>' and 'opponent'.")
     def get(self, request):
@@ -148,7 +150,7 @@ class SampleDecksView(APIView):
                          "levels": list(choice.search_levels()), "algorithms": list(choice.search_algorithms())})
 
 
-class GameCreateView(limits.Limited, APIView):
+class GameCreateView(limits.Limited, SiteApi, APIView):
     limit = "game_create"
 
     @extend_schema(
@@ -175,7 +177,7 @@ class GameCreateView(limits.Limited, APIView):
                         headers={"Location": reverse("api-game", args=[row.pk])})
 
 
-class GameView(APIView):
+class GameView(SiteApi, APIView):
     @extend_schema(responses={200: dict, 404: ApiErrorsSerializer},
                    description="Your view of the game: your hand, the public board, the legal actions (each with the "
                                "key to send back), the log and the revision. The opponent's hand and the libraries "
@@ -187,9 +189,10 @@ class GameView(APIView):
             return _error(exc)
 
 
-class GameActionView(APIView):
+class GameActionView(SiteApi, APIView):
     @extend_schema(
-        request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer, 500: ApiErrorsSerializer},
+        request=dict, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer, 409: ApiErrorsSerializer,
+                                 500: ApiErrorsSerializer},
         examples=[OpenApiExample("Pass", request_only=True, value={
             "key": "{\"data\":null,\"type\":\"PassPriority\"}", "revision": 3, "client_action_id": "a1"})],
         description='Take one of the offered actions: {"key": the action\'s key, or "action": {"type", "data"}, '

@@ -5,6 +5,8 @@ view the socket sends (built from the person's observation only).
 """
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -76,7 +78,7 @@ def games(request):
     else:
         # "Play this deck" on a deck page links here with ?deck=<number>.
         wanted = request.GET.get("deck", "")
-        form = NewGameForm(user=request.user, initial={"deck_number": int(wanted)} if wanted.isdigit() else None)
+        form = NewGameForm(user=request.user, initial={"deck_number": int(wanted)} if re.fullmatch(r"[0-9]{1,18}", wanted) else None)
     rows = my_games(request).only("id", "human_deck_name", "ai_deck_name", "opponent", "status", "result", "turn",
                                   "created")[:20]
     return render(request, "gameplay/games.html", {"form": form, "problems": problems, "games": rows},

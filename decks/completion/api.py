@@ -12,7 +12,7 @@ from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, errors_response
+from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MODELS, CompletionRequestError, create_job,
                                       job_payload, parse_request)
 from decks.core.rules import FORMATS
@@ -85,7 +85,7 @@ def _body(request, job) -> dict:
     return payload
 
 
-class CompletionListView(limits.Limited, APIView):
+class CompletionListView(limits.Limited, SiteApi, APIView):
     limit = "completion"
     limit_work = LIMIT_WORK
 
@@ -135,8 +135,8 @@ class CompletionListView(limits.Limited, APIView):
                         headers={"Location": reverse("api-completion-detail", args=[job.pk])})
 
 
-class CompletionDetailView(APIView):
-    @extend_schema(responses={200: CompletionJobSerializer})
+class CompletionDetailView(SiteApi, APIView):
+    @extend_schema(responses={200: CompletionJobSerializer, 404: ApiErrorsSerializer})
     def get(self, request, job_id):
         """A completion job: status, progress and, when done, the deck."""
         return Response(_body(request, get_object_or_404(CompletionJob, pk=job_id)))

@@ -11,7 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, errors_response
+from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from drafts.access import current_consent, guest_key, remember_consent
 from drafts.api import _json_body
 from drafts.core.cards import DraftError
@@ -53,7 +53,7 @@ class PodCreateSerializer(serializers.Serializer):
     consent = serializers.BooleanField(required=False, help_text="share my drafts to train the bots")
 
 
-class PodCreateView(limits.Limited, APIView):
+class PodCreateView(limits.Limited, SiteApi, APIView):
     limit = "pod_create"
 
     @extend_schema(request=PodCreateSerializer, responses={201: dict, 400: ApiErrorsSerializer, 429: ApiErrorsSerializer},
@@ -80,7 +80,7 @@ class PodCreateView(limits.Limited, APIView):
                         headers={"Location": reverse("api-pod", args=[draft.pk])})
 
 
-class PodView(APIView):
+class PodView(SiteApi, APIView):
     @extend_schema(responses={200: dict, 404: ApiErrorsSerializer},
                    description="The pod's public status and, if you hold a seat, your own pack and pool.")
     def get(self, request, draft_id):
@@ -90,8 +90,9 @@ class PodView(APIView):
             return _error(exc)
 
 
-class PodJoinView(APIView):
-    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+class PodJoinView(SiteApi, APIView):
+    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer,
+                                            409: ApiErrorsSerializer},
                    description='Take a free seat: {"display_name": str, "consent": bool}.')
     def post(self, request, draft_id):
         data, error = _json_body(request)
@@ -108,8 +109,9 @@ class PodJoinView(APIView):
         return Response(_body(request, draft_id))
 
 
-class PodStartView(APIView):
-    @extend_schema(request=None, responses={200: dict, 403: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+class PodStartView(SiteApi, APIView):
+    @extend_schema(request=None, responses={200: dict, 403: ApiErrorsSerializer, 404: ApiErrorsSerializer,
+                                            409: ApiErrorsSerializer},
                    description="The host starts the draft; bots take the empty seats.")
     def post(self, request, draft_id):
         try:
@@ -119,8 +121,9 @@ class PodStartView(APIView):
             return _error(exc)
 
 
-class PodPickView(APIView):
-    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+class PodPickView(SiteApi, APIView):
+    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 403: ApiErrorsSerializer,
+                                            404: ApiErrorsSerializer, 409: ApiErrorsSerializer},
                    description='Pick from your pack: {"card", "pack_number", "pick_number", "client_pick_id"} '
                                "(0-based numbers; resending the same client_pick_id is answered, not applied twice).")
     def post(self, request, draft_id):

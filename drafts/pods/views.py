@@ -13,6 +13,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from decks.core.decklist import Entry, ParsedDeck
@@ -303,6 +304,7 @@ def my_draft_delete(request, seat_id: int):
             seat.picks.all().delete()
             if seat.deck is not None:
                 seat.deck.delete()
+                seat.deck = None
             seat.user, seat.session_key, seat.display_name, seat.consent = None, "", "(deleted)", False
             seat.drafter = "deleted"
             seat.save()
@@ -310,6 +312,14 @@ def my_draft_delete(request, seat_id: int):
             draft.delete()
     messages.success(request, "Your draft was deleted.")
     return redirect("my-drafts")
+
+
+def _back(request, default: str):
+    """Redirect to the form's ``next`` when it is a page of this site, else to ``default`` (never elsewhere)."""
+    target = request.POST.get("next") or ""
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return redirect(target)
+    return redirect(default)
 
 
 @require_POST
@@ -320,14 +330,14 @@ def consent_view(request):
     else:
         remember_consent(request, value)
         messages.success(request, "Saved: your drafts " + ("will" if value else "will not") + " be used to train the bots.")
-    return redirect(request.POST.get("next") or "my-drafts")
+    return _back(request, "my-drafts")
 
 
 @staff_member_required
 @require_GET
 def consented_export(request):
     """The consented data set: the picks of people who opted in, one set (or all), 17Lands layout."""
-    code = (request.GET.get("set") or "").upper()
+    code = (request.GET.get("set") or "").upper().replace("\x00", "")  # PostgreSQL refuses NUL
     return csv_download(service.consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
 
 
@@ -344,7 +354,7 @@ def signup(request):
             user = form.save()
             service.set_consent(user, form.cleaned_data["consent"] == "yes")
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            return redirect(request.POST.get("next") or "play")
+            return _back(request, "play")
     else:
         form = SignupForm()
     return render(request, "registration/signup.html", {"form": form, "next": request.GET.get("next", "")})

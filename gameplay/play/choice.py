@@ -6,6 +6,7 @@ it into the engine's card names, or into the problems (unknown or unsupported ca
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,7 @@ def resolve_deck(spec: Any, which: str) -> tuple[str, list[list]]:
             raise PlayError(f"{which}: no sample deck {arg!r}; choose one of {', '.join(sample_decks()) or '(none found)'}")
         return sample_label(arg), [[n, c] for n, c in deck["main"]]
     if kind == "deck":
-        if not arg.isdigit():
+        if not re.fullmatch(r"[0-9]{1,18}", arg):
             raise PlayError(f"{which}: a saved deck is 'deck:<number>'")
         deck = Deck.objects.filter(pk=int(arg)).first()
         if deck is None:

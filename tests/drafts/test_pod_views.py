@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from drafts.pods import service
+from decks.models import Deck
 from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
 from tests.drafts.conftest import card_names, seat_secrets
 from tests.leaks import assert_no_leak, expect_leak, find_leaks
@@ -185,6 +186,32 @@ def test_my_drafts_download_consent_and_delete(draft_set):
     assert not Draft.objects.filter(pk=draft.pk).exists()  # no other person in it: gone whole
 
 
+
+def test_a_saved_deck_is_private_like_the_picks_and_goes_with_a_deleted_draft(draft_set):
+    """Found by the authorization matrix (tests/mtgsite/test_authorization.py): the pod's page and API
+    linked a person's saved deck (their pool) for anyone, and deleting a draft whose seat had a saved
+    deck, with another person left in the pod, failed with a 500."""
+    host, friend, other = Client(), Client(), Client()
+    create_via_page(host, seats=2)
+    draft = Draft.objects.get(kind="online")
+    friend.post(f"/drafts/pods/{draft.pk}/join/", {"display_name": "Ben", "consent": "no"})
+    host.post(f"/drafts/pods/{draft.pk}/start/")
+    finish(draft)
+    pool = [p.pick for p in DraftPick.objects.filter(seat__draft=draft, seat__seat=0)]
+    saved = host.post(f"/drafts/{draft.pk}/seats/0/build/", json.dumps({"main": [[n, 1] for n in pool]}),
+                      content_type="application/json")
+    link = f"/decks/{saved.json()['deck']}/"
+    assert link in host.get(f"/drafts/{draft.pk}/").content.decode()
+    assert link in host.get(f"/api/drafts/{draft.pk}").content.decode()
+    for c in (friend, other):
+        assert link not in c.get(f"/drafts/{draft.pk}/").content.decode()
+        assert link not in c.get(f"/api/drafts/{draft.pk}").content.decode()
+    seat = DraftSeat.objects.get(draft=draft, seat=0)
+    assert host.post(f"/drafts/mine/{seat.pk}/delete/").status_code == 302
+    seat.refresh_from_db()
+    assert seat.drafter == "deleted" and seat.deck_id is None and not seat.picks.exists()
+    assert not Deck.objects.filter(pk=saved.json()["deck"]).exists()
+
 def test_admin_exports_only_consented_picks(draft_set):
     yes, no = Client(), Client()
     create_via_page(yes, consent="yes", seats=3)
@@ -199,6 +226,17 @@ def test_admin_exports_only_consented_picks(draft_set):
     rows = list(csv.DictReader(io.StringIO(admin.get("/drafts/data/consented.csv?set=TST").content.decode())))
     ids = {r["draft_id"] for r in rows}
     assert len(rows) == 42 and ids == {DraftSeat.objects.get(draft=draft, seat=0).log_id}
+
+
+def test_forms_go_back_to_pages_of_this_site_only(draft_set):
+    """The consent and sign-up forms' ``next`` redirected anywhere (an open redirect)."""
+    c = Client()
+    assert c.post("/drafts/consent/", {"consent": "yes", "next": "/drafts/play/"})["Location"] == "/drafts/play/"
+    for elsewhere in ("https://evil.example/", "//evil.example/x", "javascript:alert(1)"):
+        assert c.post("/drafts/consent/", {"consent": "yes", "next": elsewhere})["Location"] == "/drafts/mine/"
+    r = c.post("/accounts/signup/", {"username": "new", "password1": "a-Long-pass-9", "password2": "a-Long-pass-9",
+                                     "consent": "no", "next": "https://evil.example/"})
+    assert r.status_code == 302 and r["Location"] == "/drafts/play/"
 
 
 def test_signup_asks_for_consent(db):

@@ -79,12 +79,15 @@ def test_pages(client, draft_set):
     assert png.content[:8] == b"\x89PNG\r\n\x1a\n"
     export = client.get(f"/drafts/{draft.pk}/export.csv?seat=2")
     assert export.status_code == 200 and len(export.content.decode().strip().splitlines()) == 43
-    assert client.get(f"/drafts/{draft.pk}/export.csv?seat=x").status_code == 400
+    for seat in ("x", "²", "9" * 5000):  # "²".isdigit(), and too many digits for int(): were 500s
+        assert client.get(f"/drafts/{draft.pk}/export.csv?seat={seat}").status_code == 400
     assert client.get(f"/drafts/{draft.pk}/seats/7/").status_code == 404
     assert client.get("/drafts/bots/").status_code == 200
     heat = client.get("/drafts/bots/TST/archetype.svg")
     assert heat.status_code == 200 and b"<svg" in heat.content[:400]
     assert client.get("/drafts/bots/ZZZ/archetype.svg").status_code == 404
+    for top in ("x", "²", "-1"):  # were 500s (int() of the raw parameter)
+        assert client.get(f"/drafts/bots/TST/archetype.svg?top={top}").status_code == 400
 
 
 def test_page_form_errors_do_not_store(client, draft_set):

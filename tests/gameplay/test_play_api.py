@@ -147,6 +147,15 @@ def test_games_api_create_act_and_refuse(client, game_catalogue, hidden_cards): 
         assert path in schema["paths"]
 
 
+def test_a_deck_number_must_be_plain_digits(client):
+    """'deck:²' passed str.isdigit() and failed in int(): a 500 (found while fuzzing the API)."""
+    for spec in ("deck:²", "deck:" + "9" * 5000, "deck:-1"):
+        r = post(client, "/api/games", {"deck": spec, "opponent_deck": "sample:mono_red_aggro"})
+        assert r.status_code == 400 and "deck:<number>" in r.json()["errors"][0]["message"], r.content[:200]
+    for wanted in ("²", "9" * 5000):
+        assert client.get(f"/games/?deck={wanted}").status_code == 200
+
+
 def test_play_pages_start_a_game_and_list_unsupported_cards(client, admin_client, game_catalogue,
                                                              hidden_cards):  # noqa: F811
     from decks.models import Card, Deck, DeckCard
