@@ -128,7 +128,8 @@ def steered(path: str, world) -> st.SearchStrategy | None:
         "/api/pods/{draft_id}/join": body({"display_name": person}, {"consent": st.booleans()}),
         "/api/pods/{draft_id}/picks": body({
             "card": now(lambda: (seat_view()["pack"] or [{"name": "none"}])[0]["name"]),
-            "pack_number": now(lambda: seat_view()["pack_number"]), "pick_number": now(lambda: seat_view()["pick_number"]),
+            "pack_number": now(lambda: seat_view()["pack_number"]),
+            "pick_number": now(lambda: seat_view()["pick_number"]),
             "client_pick_id": st.from_regex(r"[A-Za-z0-9_.:-]{1,64}", fullmatch=True)}),
         "/api/games": body({"deck": decks, "opponent_deck": decks}, {
             "opponent": st.sampled_from(["engine:VeryEasy", "random"]), "seat": st.integers(0, 1),
@@ -195,9 +196,12 @@ def test_nul_characters_are_refused_before_they_reach_the_database(client, admin
     for url, params in (("/api/cards/", {"q": "bolt\x00"}), ("/api/decks/", {"format": "\x00"})):
         r = client.get(url, params)
         assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
-    r = client.post("/api/decks/", json.dumps({"text": "4 Island", "name": "a\u0000b"}), content_type="application/json")
+    r = client.post("/api/decks/", json.dumps({"text": "4 Island", "name": "a\u0000b"}),
+                    content_type="application/json")
     assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
     r = client.post("/api/pods", "set=FZZ%00&display_name=Ana", content_type="application/x-www-form-urlencoded")
+    assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
+    r = client.post("/api/drafts/simulate", {"set": "FZZ\x00", "seats": "2"})  # multipart
     assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
     assert client.get("/cards/", {"q": "bolt\x00", "type": "\x00", "text": "a\x00b"}).status_code == 200
     assert client.get("/drafts/", {"set": "BLB\x00"}).status_code == 200

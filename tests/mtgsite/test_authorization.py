@@ -50,7 +50,8 @@ class Out:
     changed: bool | None = None
 
     def __str__(self):
-        return f"{self.status}{' -> ' + self.to if self.to else ''}{'' if self.changed is None else ' changed' if self.changed else ' unchanged'}"
+        change = "" if self.changed is None else " changed" if self.changed else " unchanged"
+        return f"{self.status}{' -> ' + self.to if self.to else ''}{change}"
 
 
 OK, CREATED, ACCEPTED = Out(200), Out(201), Out(202)
@@ -161,8 +162,8 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "pod": [Route(every(OK), url=pod_id, about="pod"), Route(every(OK), url=done_id, about="done")],
     "pod-join": Route({role: Out(302, "pod", changed=role not in ("user", "guest")) for role in ROLES}, "post",
                       url=lobby_id, body={"display_name": "Zed", "consent": "no"}, watch=lobby_seats),
-    "pod-leave": Route({**{role: Out(302, "pod", changed=False) for role in ROLES}, "guest": Out(302, "play", changed=True)},
-                       "post", url=lobby_id, watch=lobby_seats),
+    "pod-leave": Route({**{role: Out(302, "pod", changed=False) for role in ROLES},
+                        "guest": Out(302, "play", changed=True)}, "post", url=lobby_id, watch=lobby_seats),
     "pod-start": Route({role: Out(302, "pod", changed=role == "user") for role in ROLES}, "post", url=lobby_id,
                        watch=lobby_seats),
     "my-drafts": Route(every(OK), about="pod"),

@@ -48,8 +48,8 @@ def envelopes(actions: list[str]) -> st.SearchStrategy:
         st.binary(max_size=64).map(lambda b: b"\xff" + b),  # never UTF-8
         st.text(max_size=40).filter(lambda t: not _is_json(t)),
         json_values.filter(lambda v: not isinstance(v, dict)).map(dumps),
-        st.fixed_dictionaries({"action": st.sampled_from(actions)}, optional={"v": json_values.filter(lambda v: v != 1)})
-        .map(dumps),
+        st.fixed_dictionaries({"action": st.sampled_from(actions)},
+                              optional={"v": json_values.filter(lambda v: v != 1)}).map(dumps),
         st.fixed_dictionaries({"v": st.just(1)}, optional={"action": json_values.filter(lambda a: a not in actions)})
         .map(dumps),
         st.just(HUGE),
