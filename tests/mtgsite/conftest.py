@@ -1,7 +1,22 @@
 """Fixtures of the site-wide tests (the authorization matrix, the fuzzing)."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+
+
+def run_with_fresh_layers(coroutine):
+    """``asyncio.run`` with channel layers of its own: a Redis layer (services stack) stays bound to the
+    event loop it first ran on, and a test that runs many socket sessions runs each on a new loop (as
+    tests/conftest.py gives each test fresh layers)."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    try:
+        return asyncio.run(coroutine)
+    finally:
+        channel_layers.backends.clear()
 
 
 @pytest.fixture

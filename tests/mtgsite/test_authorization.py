@@ -16,7 +16,6 @@ not hold a card that role may not see: another seat's pack or pool, the AI's han
 """
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -32,6 +31,7 @@ from django.urls import URLResolver, get_resolver, path, reverse
 
 from tests.gameplay.conftest import card_records, game_catalogue, real_data_dir_session  # noqa: F401 - fixtures
 from tests.drafts.test_pod_views import finish
+from tests.mtgsite.conftest import run_with_fresh_layers
 from tests.ws import connect_path, guest_session
 
 ROLES = ("anonymous", "guest", "user", "other_user", "staff")
@@ -564,7 +564,7 @@ def ws_problems(w: World) -> list[str]:
         url = fill(route, args(w))
         for role in ROLES:
             hidden = w.hidden_now(about, role) if about else set()
-            got, leak = asyncio.run(ws_outcome(w, role, url, hidden))
+            got, leak = run_with_fresh_layers(ws_outcome(w, role, url, hidden))
             if got != expect[role]:
                 problems.append(f"{url} as {role}: got {got}, expected {expect[role]}")
             if leak:

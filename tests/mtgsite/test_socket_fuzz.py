@@ -11,7 +11,6 @@ is still answered. Hypothesis draws the frames (bounded, derandomized).
 """
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
 from typing import Callable
@@ -22,6 +21,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from tests.gameplay.conftest import card_records, game_catalogue, real_data_dir_session  # noqa: F401 - fixtures
+from tests.mtgsite.conftest import run_with_fresh_layers
 from tests.ws import connect_path
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
@@ -273,7 +273,7 @@ def test_malformed_frames_get_an_error_and_change_nothing(guest_world, route):
     @hypothesis_settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                          suppress_health_check=list(HealthCheck))
     def fuzz(frames):
-        problems = asyncio.run(session_with(socket, guest_world, frames))
+        problems = run_with_fresh_layers(session_with(socket, guest_world, frames))
         assert not problems, "\n".join(problems)
 
     fuzz()
