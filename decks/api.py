@@ -174,19 +174,22 @@ def site_exception_handler(exc, context):
     return response
 
 
+# How a NUL character is written in each kind of body the API reads (besides the raw byte).
+NUL_ESCAPES = {"application/json": b"\\u0000", "application/x-www-form-urlencoded": b"%00", "multipart/form-data": None}
+
+
 def holds_nul(request) -> bool:
-    """Whether the query or a (JSON or form) body holds a NUL character: PostgreSQL can neither store nor
-    compare text with one (SQLite can, so the embedded stack would not notice)."""
+    """Whether the query or the body holds a NUL character: PostgreSQL can neither store nor compare text
+    with one (SQLite can, so the embedded stack would not notice)."""
     if any("\x00" in k or any("\x00" in v for v in values) for k, values in request.query_params.lists()):
         return True
     kind = (request.content_type or "").split(";")[0].strip()
     raw = str(request.META.get("CONTENT_LENGTH") or "")
     size = int(raw) if re.fullmatch(r"[0-9]{1,12}", raw) else 0
-    if kind not in ("application/json", "application/x-www-form-urlencoded") or not size \
-            or size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+    if kind not in NUL_ESCAPES or not size or size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
         return False  # nothing to look at, or a body Django refuses by itself
     body = request._request.body
-    return b"\x00" in body or (b"\\u0000" if kind == "application/json" else b"%00") in body
+    return b"\x00" in body or (NUL_ESCAPES[kind] is not None and NUL_ESCAPES[kind] in body)
 
 
 class SiteApi:

@@ -78,7 +78,8 @@ def games(request):
     else:
         # "Play this deck" on a deck page links here with ?deck=<number>.
         wanted = request.GET.get("deck", "")
-        form = NewGameForm(user=request.user, initial={"deck_number": int(wanted)} if re.fullmatch(r"[0-9]{1,18}", wanted) else None)
+        number = re.fullmatch(r"[0-9]{1,18}", wanted)
+        form = NewGameForm(user=request.user, initial={"deck_number": int(wanted)} if number else None)
     rows = my_games(request).only("id", "human_deck_name", "ai_deck_name", "opponent", "status", "result", "turn",
                                   "created")[:20]
     return render(request, "gameplay/games.html", {"form": form, "problems": problems, "games": rows},

@@ -20,11 +20,10 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, respons
                                                status_code_conformance)
 
 from tests.gameplay.conftest import card_records, game_catalogue, real_data_dir_session  # noqa: F401 - fixtures
-from tests.ws import guest_session
 
 EXAMPLES = 10  # per operation and kind of request
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
-SET = "FZZ"
+SET = "FZZ"  # the planted set of guest_world (tests/mtgsite/conftest.py)
 
 
 def schema_operations() -> list[str]:
@@ -71,31 +70,7 @@ def postgres_text(db):
 
 
 @pytest.fixture
-def fuzz_world(request, unthrottled, settings, tmp_path):
-    """A guest with a seat in a pod being drafted and a game of their own, a deck, a completion job."""
-    from decks.forms import import_deck
-    from decks.models import CompletionJob
-    from drafts.pods import service
-    from gameplay.play import session
-    from tests.drafts.conftest import make_set
-
-    request.getfixturevalue("game_catalogue")
-    settings.MTG_MODEL_DIR = tmp_path / "models"
-    settings.GAME_API_ADVICE_MAX_SECONDS = 0.2
-    session.GAME_CACHE.clear()
-    names = make_set(SET)
-    guest = guest_session()
-    pod, _ = service.create_pod(SET, 3, "draftsim", 0, "Gus", session_key=guest, consent=False, seed=5)
-    service.start_pod(pod.pk, session_key=guest)
-    game, _ = session.create_game("sample:mono_red_aggro", "sample:mono_white_weenie", "engine:VeryEasy",
-                                  first="you", session_key=guest, seed=8)
-    deck = import_deck("\n".join(f"4 {n}" for n in names[:15]), name="fuzz").deck
-    job = CompletionJob.objects.create(format="standard", known_main=[[names[0], 4]])
-    return {"guest": guest, "names": names, "pod": pod, "game": game, "deck": deck, "job": job}
-
-
-@pytest.fixture
-def api_schema(wsgi_app, fuzz_world):
+def api_schema(wsgi_app, guest_world):
     return schemathesis.openapi.from_wsgi("/api/schema/?format=json", wsgi_app)
 
 
@@ -153,7 +128,8 @@ def steered(path: str, world) -> st.SearchStrategy | None:
         "/api/pods/{draft_id}/join": body({"display_name": person}, {"consent": st.booleans()}),
         "/api/pods/{draft_id}/picks": body({
             "card": now(lambda: (seat_view()["pack"] or [{"name": "none"}])[0]["name"]),
-            "pack_number": now(lambda: seat_view()["pack_number"]), "pick_number": now(lambda: seat_view()["pick_number"]),
+            "pack_number": now(lambda: seat_view()["pack_number"]),
+            "pick_number": now(lambda: seat_view()["pick_number"]),
             "client_pick_id": st.from_regex(r"[A-Za-z0-9_.:-]{1,64}", fullmatch=True)}),
         "/api/games": body({"deck": decks, "opponent_deck": decks}, {
             "opponent": st.sampled_from(["engine:VeryEasy", "random"]), "seat": st.integers(0, 1),
@@ -189,11 +165,12 @@ def strategies(operation, world) -> list[tuple[str, int, st.SearchStrategy]]:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("operation", schema_operations())
-def test_fuzz_operation(api_schema, fuzz_world, postgres_text, operation):
+def test_fuzz_operation(api_schema, guest_world, postgres_text, settings, operation):
+    settings.GAME_API_ADVICE_MAX_SECONDS = 0.2  # the advice endpoint searches while the request waits
     method, path = operation.split(" ", 1)
     op = api_schema[path][method]
-    cookies = {"sessionid": fuzz_world["guest"]}  # the guest who holds the pod's seat and the game
-    for kind, examples, strategy in strategies(op, fuzz_world):
+    cookies = {"sessionid": guest_world["guest"]}  # the guest who holds the pod's seat and the game
+    for kind, examples, strategy in strategies(op, guest_world):
         statuses = set()
 
         @given(case=strategy)
@@ -219,9 +196,12 @@ def test_nul_characters_are_refused_before_they_reach_the_database(client, admin
     for url, params in (("/api/cards/", {"q": "bolt\x00"}), ("/api/decks/", {"format": "\x00"})):
         r = client.get(url, params)
         assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
-    r = client.post("/api/decks/", json.dumps({"text": "4 Island", "name": "a\u0000b"}), content_type="application/json")
+    r = client.post("/api/decks/", json.dumps({"text": "4 Island", "name": "a\u0000b"}),
+                    content_type="application/json")
     assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
     r = client.post("/api/pods", "set=FZZ%00&display_name=Ana", content_type="application/x-www-form-urlencoded")
+    assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
+    r = client.post("/api/drafts/simulate", {"set": "FZZ\x00", "seats": "2"})  # multipart
     assert r.status_code == 400 and "NUL" in r.json()["errors"][0]["message"]
     assert client.get("/cards/", {"q": "bolt\x00", "type": "\x00", "text": "a\x00b"}).status_code == 200
     assert client.get("/drafts/", {"set": "BLB\x00"}).status_code == 200

@@ -16,7 +16,6 @@ not hold a card that role may not see: another seat's pack or pool, the AI's han
 """
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import json
@@ -32,6 +31,7 @@ from django.urls import URLResolver, get_resolver, path, reverse
 
 from tests.gameplay.conftest import card_records, game_catalogue, real_data_dir_session  # noqa: F401 - fixtures
 from tests.drafts.test_pod_views import finish
+from tests.mtgsite.conftest import run_with_fresh_layers
 from tests.ws import connect_path, guest_session
 
 ROLES = ("anonymous", "guest", "user", "other_user", "staff")
@@ -50,7 +50,8 @@ class Out:
     changed: bool | None = None
 
     def __str__(self):
-        return f"{self.status}{' -> ' + self.to if self.to else ''}{'' if self.changed is None else ' changed' if self.changed else ' unchanged'}"
+        change = "" if self.changed is None else " changed" if self.changed else " unchanged"
+        return f"{self.status}{' -> ' + self.to if self.to else ''}{change}"
 
 
 OK, CREATED, ACCEPTED = Out(200), Out(201), Out(202)
@@ -161,8 +162,8 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "pod": [Route(every(OK), url=pod_id, about="pod"), Route(every(OK), url=done_id, about="done")],
     "pod-join": Route({role: Out(302, "pod", changed=role not in ("user", "guest")) for role in ROLES}, "post",
                       url=lobby_id, body={"display_name": "Zed", "consent": "no"}, watch=lobby_seats),
-    "pod-leave": Route({**{role: Out(302, "pod", changed=False) for role in ROLES}, "guest": Out(302, "play", changed=True)},
-                       "post", url=lobby_id, watch=lobby_seats),
+    "pod-leave": Route({**{role: Out(302, "pod", changed=False) for role in ROLES},
+                        "guest": Out(302, "play", changed=True)}, "post", url=lobby_id, watch=lobby_seats),
     "pod-start": Route({role: Out(302, "pod", changed=role == "user") for role in ROLES}, "post", url=lobby_id,
                        watch=lobby_seats),
     "my-drafts": Route(every(OK), about="pod"),
@@ -563,7 +564,7 @@ def ws_problems(w: World) -> list[str]:
         url = fill(route, args(w))
         for role in ROLES:
             hidden = w.hidden_now(about, role) if about else set()
-            got, leak = asyncio.run(ws_outcome(w, role, url, hidden))
+            got, leak = run_with_fresh_layers(ws_outcome(w, role, url, hidden))
             if got != expect[role]:
                 problems.append(f"{url} as {role}: got {got}, expected {expect[role]}")
             if leak:
