@@ -127,6 +127,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "mtgsite.middleware.DatabaseUnavailableMiddleware",  # a lost database connection: 503 and Retry-After
 ]
 
 ROOT_URLCONF = "mtgsite.urls"

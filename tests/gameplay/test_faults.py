@@ -4,9 +4,12 @@ again, and the run finishes with every game counted once. The advice: the broker
 message to the fresh worker, which searches again and answers, once."""
 from __future__ import annotations
 
+import asyncio
+import json
 import time
 
 import pytest
+import websockets
 from django.core.cache import cache
 
 from gameplay.gauntlet import service
@@ -14,7 +17,7 @@ from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.gauntlet.tasks import start_run
 from gameplay.models import PlayedGame
 from gameplay.tasks import _advice_key, enqueue_advice
-from tests.faults import record, wait_until, worker
+from tests.faults import daphne, record, wait_until, worker
 from tests.gameplay.play_fixtures import game_env, play_to_a_choice  # noqa: F401
 from tests.ws import guest_session
 
@@ -69,3 +72,93 @@ def test_an_advice_search_whose_worker_is_killed_is_searched_again_and_answers_o
     assert stored["done"] and stored["revision"] == view["revision"]
     assert stored["recommendation"]["action"]["key"] in {a["key"] for a in view["actions"]}
     assert wait_until(lambda: cache.get(_advice_key(ticket)) == "answered", 10, "the request answered")
+
+
+class Player:
+    """The game page's socket (static/js/live.js): acts on each decision with an id, reconnects with backoff when
+    the socket closes and resends the action it has no answer to. Counts the times it heard nothing for STALL
+    seconds while it waited for the game (then it asks for a sync, so a stall shows in the counts)."""
+
+    STALL = 5.0
+
+    def __init__(self, base: str, game_id, session_key: str):
+        self.url = base.replace("http://", "ws://") + f"/ws/games/{game_id}/"
+        self.headers = {"Cookie": f"sessionid={session_key}"}
+        self.pending, self.sent, self.acked = None, [], []
+        self.reconnects = self.stalls = self.resent = 0
+        self.over = False
+
+    async def run(self, actions: int) -> None:
+        """Until ``actions`` actions are acknowledged in all (or the game ends)."""
+        retry = 0
+        while not self.over and len(self.acked) < actions:
+            try:
+                async with websockets.connect(self.url, origin="http://127.0.0.1", additional_headers=self.headers,
+                                              open_timeout=10) as ws:
+                    retry = 0
+                    if self.pending:
+                        self.resent += 1
+                        await ws.send(json.dumps(self.pending))
+                    if await self._listen(ws, actions):
+                        return
+            except (OSError, websockets.exceptions.WebSocketException, asyncio.TimeoutError):
+                pass
+            self.reconnects += 1
+            assert self.reconnects < 60, "the game never came back"
+            await asyncio.sleep(min(5.0, 0.25 * 2 ** retry))
+            retry += 1
+
+    async def _listen(self, ws, actions: int) -> bool:
+        while True:
+            try:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), timeout=self.STALL))
+            except asyncio.TimeoutError:
+                self.stalls += 1
+                assert self.stalls <= 6, f"the game says nothing (action {self.pending} unanswered)"
+                await ws.send(json.dumps({"v": 1, "action": "sync"}))
+                continue
+            if msg["type"] == "acted" and self.pending and msg["client_action_id"] == self.pending["client_action_id"]:
+                self.acked.append(self.pending["client_action_id"])
+                self.pending = None
+                if len(self.acked) >= actions:
+                    return True
+            elif msg["type"] == "error" and self.pending and msg.get("client_action_id") == self.pending[
+                    "client_action_id"]:
+                self.pending = None  # refused (stale): nothing was applied; the next view decides again
+            elif msg["type"] == "game":
+                if msg["status"] != "playing":
+                    self.over = True
+                    return True
+                if msg["your_decision"] and self.pending is None:
+                    self.pending = {"v": 1, "action": "act", "key": msg["actions"][-1]["key"],
+                                    "revision": msg["revision"], "client_action_id": f"a{len(self.sent)}"}
+                    self.sent.append(self.pending["client_action_id"])
+                    await ws.send(json.dumps(self.pending))
+
+
+def test_redis_killed_and_back_empty_mid_game_loses_and_duplicates_no_action(game_env, private_services,  # noqa: F811
+                                                                             served, tmp_path):
+    redis = private_services
+    web = served(daphne(tmp_path))
+    owner = guest_session()
+    row, _ = play_to_a_choice(owner)
+    player = Player(f"http://127.0.0.1:{web.port}", row.pk, owner)
+
+    async def scenario():
+        playing = asyncio.ensure_future(player.run(actions=20))
+        while len(player.acked) < 8 and not playing.done():
+            await asyncio.sleep(0.02)
+        redis.restart(down_for=1.0)  # mid-game, the socket open (the client waits for the server meanwhile)
+        await playing
+
+    asyncio.run(scenario())
+    game = PlayedGame.objects.get(pk=row.pk)
+    ids = [entry["id"] for entry in game.log if entry.get("id")]
+    lost = sum(1 for cid in player.acked if cid not in ids)
+    duplicated = len(ids) - len(set(ids))
+    record("game: Redis killed and restarted empty mid-game", actions_acked=len(player.acked),
+           lost_actions=lost, duplicated_actions=duplicated, unknown_actions=len(set(ids) - set(player.sent)),
+           reconnects=player.reconnects, stalls=player.stalls, resent_actions=player.resent)
+    assert len(player.acked) == 20 or player.over
+    assert lost == 0 and duplicated == 0 and set(ids) <= set(player.sent)
+    assert player.stalls == 0, "a socket the server no longer sent to"
