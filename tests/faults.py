@@ -218,6 +218,21 @@ class Served:
             return ""
 
 
+def kill_worker(w: Served) -> str:
+    """``kill -9`` a worker mid-job, as MTG_FAULTS_KILL says (the bench runs both): ``worker`` (the default) its
+    main process and its pool process at once, as a machine losing it would; ``pool`` the pool process alone
+    (the main process sees it die, gives a message back to the queue if its task says it may, and starts
+    another pool process). Returns what was killed, for the counts."""
+    if os.environ.get("MTG_FAULTS_KILL", "worker") == "pool":
+        children = [pid for pid in w.pids() if pid != w.proc.pid]
+        assert children, "the worker has no pool process"
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+        return "pool process"
+    assert w.kill9() >= 2  # the main process and its pool process
+    return "worker"
+
+
 def worker(tmp_path: Path, name: str = "worker") -> Served:
     """A Celery worker on this run's queues: prefork with one pool process (not yet started)."""
     from django.conf import settings
