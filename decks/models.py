@@ -199,6 +199,9 @@ class CompletionJob(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (mtgsite.limits)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="runs started (a worker that died leaves it "
+                                                                      "running; the sweep runs it again)")
+    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")
 
     class Meta:
         ordering = ["-created"]

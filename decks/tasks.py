@@ -9,10 +9,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from decks.analysis import analyze
-from decks.completion.service import INTERNAL_ERROR, job_payload, publish_job, run_batch
+from decks.completion.service import INTERNAL_ERROR, job_payload, publish_job, recover_stale_jobs, run_batch
 from decks.models import CompletionJob, Deck
 from mtgsite import live
 from mtgsite.jobs import queue_on_commit
+from mtgsite.recovery import sweep_on_workers
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +37,12 @@ def analyze_deck(deck_id: int) -> dict:
     return result
 
 
-@shared_task(name="decks.complete_deck", acks_late=True)
+@shared_task(name="decks.complete_deck", acks_late=True, reject_on_worker_lost=True)
 def complete_deck_task(job_id: str) -> dict:
     """Run deck completions as one batch: this job plus up to COMPLETION_BATCH_SIZE - 1 other queued ones
     (``decks.completion.service.run_batch``); progress and each result go to the job rows and their websocket groups.
-    A task whose job another batch already took returns at once with that job's current state."""
+    A task whose job another batch already took returns at once with that job's current state. Safe to run again
+    (its message goes back to the queue when its worker dies): the claim lets one run through."""
     try:
         job, claimed = run_batch(job_id)  # leaves no claimed job running when it raises
     except Exception:
@@ -57,6 +59,17 @@ def complete_deck_task(job_id: str) -> dict:
     if job is None:
         return {"id": job_id, "status": "failed", "error": "No such job."}
     return {**job_payload(job), "batch": [str(j.pk) for j in claimed]}
+
+
+@sweep_on_workers
+@shared_task(name="decks.recover_completions", ignore_result=True)
+def recover_completions() -> int:
+    """Every worker's sweep (``mtgsite.recovery``): the jobs a dead worker left running are queued again, or
+    failed with the reason once they have had their runs. Returns how many were queued again."""
+    again = recover_stale_jobs()
+    for job in again:
+        enqueue_completion(job)
+    return len(again)
 
 
 def enqueue_analysis(deck: Deck) -> bool:

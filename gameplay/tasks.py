@@ -4,20 +4,35 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
+from django.core.cache import cache
 
 from gameplay.carddb import get_engine
 from gameplay.core.parallel import search_part as run_part
 from gameplay.play import PROTOCOL_VERSION, advice, session
+from mtgsite.recovery import max_attempts
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="gameplay.advise", ignore_result=True, soft_time_limit=180)
+@shared_task(name="gameplay.advise", ignore_result=True, soft_time_limit=180, acks_late=True,
+             reject_on_worker_lost=True)
 def advise(game_id: str, revision: int, level=None, algorithm=None, seconds=None, simulations=None,
            ticket=None) -> dict | None:
     """The advisor: search the person's decision and stream the recommendation to the game's group
-    (gameplay.play.advice.run_advice). A newer request or the person's next action stops it early."""
+    (gameplay.play.advice.run_advice). A newer request or the person's next action stops it early.
+
+    A worker that dies mid-search leaves the message unacknowledged: the broker hands it to another worker,
+    which searches again (MTG_JOB_MAX_ATTEMPTS runs of one request, then the page is told why it stopped)."""
+    run = _advice_run(ticket)
+    if run is None:
+        return None  # a copy of a request that has had its answer
     try:
+        if run > max_attempts():
+            session.send_to_game(game_id, {
+                "v": PROTOCOL_VERSION, "type": "error", "context": "advice", "game": str(game_id), "revision": revision,
+                "code": 503, "message": f"the advisor stopped: the worker searching this position was lost "
+                                        f"{run - 1} times; ask again"})
+            return None
         return advice.run_advice(game_id, revision, level=level, algorithm=algorithm, seconds=seconds,
                                  simulations=simulations, ticket=ticket, spread_for=advice_spread)
     except Exception as exc:  # the worker survives; the page is told
@@ -26,6 +41,36 @@ def advise(game_id: str, revision: int, level=None, algorithm=None, seconds=None
                                        "game": str(game_id), "revision": revision, "code": 500,
                                        "message": f"the advisor failed ({exc.__class__.__name__}); try again"})
         return None
+    finally:
+        _advice_answered(ticket)
+
+
+def _advice_key(ticket: str) -> str:
+    return f"advice-runs:{ticket}"
+
+
+def _advice_run(ticket: str | None) -> int | None:
+    """Which run of the advice request ``ticket`` this is (1, or more when its message was redelivered after
+    its worker died); None when a run of it already answered (a late copy: nothing to do)."""
+    if not ticket:
+        return 1
+    try:
+        runs = cache.get(_advice_key(ticket))
+        if runs == "answered":
+            return None
+        runs = int(runs or 0) + 1
+        cache.set(_advice_key(ticket), runs, 3600)
+        return runs
+    except Exception:  # noqa: BLE001 - the cache is down (its backend's errors share no base class): advise anyway
+        return 1
+
+
+def _advice_answered(ticket: str | None) -> None:
+    if ticket:
+        try:
+            cache.set(_advice_key(ticket), "answered", 3600)
+        except Exception:  # noqa: BLE001 - the cache is down: a late copy would search once more, harmlessly
+            log.warning("could not mark the advice %s answered", ticket)
 
 
 def enqueue_advice(game_id, revision: int, *, level=None, algorithm=None, seconds=None, simulations=None,

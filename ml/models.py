@@ -77,6 +77,7 @@ class TrainingRun(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
     created_by = models.CharField(max_length=150, blank=True, default="")
     task_id = models.CharField(max_length=64, blank=True, default="")
+    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")
     target_version = models.ForeignKey(ModelVersion, null=True, blank=True, on_delete=models.PROTECT,
                                        related_name="evaluations", help_text="the version an evaluation scores")
     result_version = models.ForeignKey(ModelVersion, null=True, blank=True, on_delete=models.PROTECT,

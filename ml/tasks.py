@@ -12,9 +12,12 @@ from kombu.exceptions import OperationalError
 
 from ml.models import ModelVersion, TrainingRun
 from ml.registry import load_active
-from ml.training import create_evaluation_run, create_training_run, execute
+from ml.training import create_evaluation_run, create_training_run, execute, fail_stale_runs
+from mtgsite.recovery import sweep_on_workers
 
 
+# Not rejected back to the queue when their worker dies (reject_on_worker_lost is off): a run is not started
+# again by itself; the sweep below fails it with the reason.
 @shared_task(name="ml.train", acks_late=True, ignore_result=True)
 def train_task(run_id: int) -> str:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -24,6 +27,13 @@ def train_task(run_id: int) -> str:
 @shared_task(name="ml.evaluate", acks_late=True, ignore_result=True)
 def evaluate_task(run_id: int) -> str:
     return execute(run_id).status
+
+
+@sweep_on_workers
+@shared_task(name="ml.recover_runs", ignore_result=True)
+def recover_runs() -> int:
+    """Every worker's sweep (``mtgsite.recovery``): the runs a dead worker left running fail with the reason."""
+    return len(fail_stale_runs())
 
 
 @shared_task(name="ml.loaded_version")

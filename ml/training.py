@@ -19,6 +19,7 @@ from ml import kinds
 from ml.models import ModelVersion, TrainingRun
 from ml.progress import Progress
 from ml.registry import activate_version
+from mtgsite.recovery import heartbeat, stale
 
 THROTTLE_S = 0.5
 
@@ -202,12 +203,20 @@ def execute(run_id: int, listener=None) -> TrainingRun:
     run = TrainingRun.objects.get(pk=run_id)
     if run.status != "queued":
         return run  # done, cancelled, or a redelivered task of a run another worker took
+    now = timezone.now()
     claimed = TrainingRun.objects.filter(pk=run.pk, status="queued").update(
-        status="running", started=timezone.now(), message="Starting")
+        status="running", started=now, heartbeat=now, message="Starting")
     if not claimed:
         return TrainingRun.objects.get(pk=run_id)
     run.refresh_from_db()
-    reporter = Reporter(run, listener=listener)
+    with heartbeat(TrainingRun.objects.filter(pk=run.pk)):
+        _run(run, Reporter(run, listener=listener))
+    run.refresh_from_db()
+    return run
+
+
+def _run(run: TrainingRun, reporter: Reporter) -> None:
+    """The run's kind's train or evaluate function; the outcome is written to the row."""
     try:
         kind = kinds.get(run.kind)
         if run.job == "train":
@@ -247,8 +256,22 @@ def execute(run_id: int, listener=None) -> TrainingRun:
         TrainingRun.objects.filter(pk=run.pk).update(
             status="failed", finished=timezone.now(), error=f"{type(exc).__name__}: {message}"[:4000],
             message="Failed", log="\n".join(reporter.lines)[-TrainingRun.LOG_LIMIT:])
-    run.refresh_from_db()
-    return run
+
+
+WORKER_LOST = ("The worker running this run stopped (killed or lost) at {progress:.0f}% and the run did not finish. "
+               "Start it again: a new run starts from the beginning.")
+
+
+def fail_stale_runs() -> list[int]:
+    """The runs a dead worker left running (``mtgsite.recovery.stale``) fail with the reason (a run is not
+    started again by itself: it may take hours, and the person decides). Returns their ids."""
+    failed = []
+    for run in stale(TrainingRun.objects.all()):
+        if stale(TrainingRun.objects.filter(pk=run.pk)).update(
+                status="failed", finished=timezone.now(), message="Failed",
+                error=WORKER_LOST.format(progress=run.progress)):
+            failed.append(run.pk)
+    return failed
 
 
 # --- display -----------------------------------------------------------------------------------------------

@@ -99,8 +99,6 @@ MTG_MODEL_UPLOAD_MAX_BYTES = int(env("MTG_MODEL_UPLOAD_MAX_BYTES", str(64 * 1024
 MTG_TRAINING_REPORT_SECONDS = float(env("MTG_TRAINING_REPORT_SECONDS", "0.5"))
 # Deck completions one inference task claims and samples as one batch.
 COMPLETION_BATCH_SIZE = int(env("COMPLETION_BATCH_SIZE", "8"))
-# A job still "running" this long after it was claimed (its worker died) may be claimed again by its redelivered task.
-COMPLETION_STALE_SECONDS = int(env("COMPLETION_STALE_SECONDS", "900"))
 MTG_DATASET_DIR = Path(env("MTG_DATASET_DIR", str(VAR_DIR / "datasets")))
 
 INSTALLED_APPS = [
@@ -130,6 +128,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "mtgsite.middleware.DatabaseUnavailableMiddleware",  # a lost database connection: 503 and Retry-After
 ]
 
 ROOT_URLCONF = "mtgsite.urls"
@@ -162,6 +161,8 @@ if STACK == "services":
             "HOST": env("POSTGRES_HOST", "127.0.0.1"),
             "PORT": env("POSTGRES_PORT", "5432"),
             "CONN_MAX_AGE": int(env("POSTGRES_CONN_MAX_AGE", "0")),
+            # a kept connection that PostgreSQL dropped (a restart, pg_terminate_backend) is replaced before reuse
+            "CONN_HEALTH_CHECKS": True,
             "TEST": {"NAME": env("POSTGRES_TEST_DB", "test_mtg")},
         }
     }
@@ -198,6 +199,16 @@ if STACK == "services":
     CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL)
     CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", REDIS_URL)
     CELERY_TASK_ALWAYS_EAGER = False
+    # A task's message stays unacknowledged while it runs (late acks, below); when its worker dies
+    # (kill -9, out of memory) Redis hands it to another worker once it has been out this long. Longer
+    # than any task that is not guarded against running twice (advice: 180 s at most; pick timers: 120 s);
+    # a copy of a longer job (training, a gauntlet game, a completion batch) finds its row taken and
+    # stops. Every worker looks for such messages every CELERY_UNACKED_RESTORE_INTERVAL seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(env("CELERY_VISIBILITY_TIMEOUT", "600")),
+        "unacked_restore_interval": int(env("CELERY_UNACKED_RESTORE_INTERVAL", "10")),
+        "unacked_restore_throttle": 1,
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "mtg"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
@@ -223,6 +234,17 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A pool process killed mid-task: its message goes back to the queue only for tasks that say it is
+# safe to run again (reject_on_worker_lost=True: a completion batch, a gauntlet game, advice).
+CELERY_TASK_REJECT_ON_WORKER_LOST = False
+# Jobs that outlive a killed worker (mtgsite/recovery.py, docs/reliability.md#faults): a running job's
+# row gets a heartbeat every MTG_JOB_HEARTBEAT_SECONDS; one without a heartbeat for MTG_JOB_STALE_SECONDS
+# was left by a dead worker, and the sweep every worker queues every MTG_JOB_SWEEP_SECONDS runs it again
+# (deck completions and gauntlet games, MTG_JOB_MAX_ATTEMPTS runs in all) or fails it with the reason.
+MTG_JOB_HEARTBEAT_SECONDS = float(env("MTG_JOB_HEARTBEAT_SECONDS", "10"))
+MTG_JOB_STALE_SECONDS = float(env("MTG_JOB_STALE_SECONDS", "60"))
+MTG_JOB_SWEEP_SECONDS = float(env("MTG_JOB_SWEEP_SECONDS", "30"))
+MTG_JOB_MAX_ATTEMPTS = int(env("MTG_JOB_MAX_ATTEMPTS", "3"))
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -19,8 +19,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The Playwright fixtures (browser, page) for every browser test; the only place the test process may
-# set DJANGO_ALLOW_ASYNC_UNSAFE, while its browser is open.
-pytest_plugins = ("tests.browser",)
+# set DJANGO_ALLOW_ASYNC_UNSAFE, while its browser is open. The fault tests' fixtures (a private Redis,
+# served processes to kill).
+pytest_plugins = ("tests.browser", "tests.faults")
 # Never passed to a served process (Daphne, Celery): the site runs without it, and so must they.
 SERVED_WITHOUT = ("DJANGO_ALLOW_ASYNC_UNSAFE",)
 

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Min, Q
+from django.db.models import Count, F, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -28,6 +28,7 @@ from decks.services import card_index, card_rules, save_parsed_deck
 from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version
 from mtgsite import limits, live
+from mtgsite.recovery import heartbeat, max_attempts, stale, stale_q
 
 log = logging.getLogger(__name__)
 
@@ -259,20 +260,21 @@ def claim_jobs(job_id, limit: int | None = None) -> list[CompletionJob]:
     task even when several workers race; on PostgreSQL the candidates are also read with
     ``SELECT ... FOR UPDATE SKIP LOCKED`` inside the transaction, so concurrent claimers never wait on each other's rows.
     Returns ``[]`` when ``job_id`` is no longer queued (taken by another batch, finished, or locked by a claimer that
-    is taking it). A job left running longer than ``COMPLETION_STALE_SECONDS`` (a worker died mid-batch; the broker
-    redelivers its task) can be claimed again by its own task.
+    is taking it). A job whose worker died mid-batch (no heartbeat for ``MTG_JOB_STALE_SECONDS``) can be claimed
+    again by its own redelivered task while it has runs left (``MTG_JOB_MAX_ATTEMPTS``); otherwise the sweep
+    (:func:`recover_stale_jobs`) queues it again or fails it with the reason. Each claim counts a run (``attempts``).
     """
     limit = max(1, int(limit or getattr(settings, "COMPLETION_BATCH_SIZE", 8)))
     now = timezone.now()
-    stale = now - timedelta(seconds=getattr(settings, "COMPLETION_STALE_SECONDS", 900))
-    own_cond = Q(pk=job_id) & (Q(status="queued") | Q(status="running", started__lt=stale))
-    fields = dict(status="running", started=now, progress=0.0, message="Loading the model")
+    own_cond = Q(pk=job_id) & (Q(status="queued") | (stale_q() & Q(attempts__lt=max_attempts())))
+    fields = dict(status="running", started=now, heartbeat=now, progress=0.0, message="Loading the model")
 
     def take(job, cond) -> bool:
-        if CompletionJob.objects.filter(cond).update(**fields) != 1:
+        if CompletionJob.objects.filter(cond).update(attempts=F("attempts") + 1, **fields) != 1:
             return False
         for k, v in fields.items():
             setattr(job, k, v)
+        job.attempts += 1
         return True
 
     if not connection.features.has_select_for_update_skip_locked:
@@ -411,7 +413,8 @@ def run_batch(job_id, limit: int | None = None) -> tuple[CompletionJob | None, l
     if not claimed:
         return CompletionJob.objects.filter(pk=job_id).first(), []
     try:
-        _run_claimed(claimed)
+        with heartbeat(CompletionJob.objects.filter(pk__in=[j.pk for j in claimed])):
+            _run_claimed(claimed)
     except Exception:  # e.g. the channel layer is down: no claimed job is left "running"
         CompletionJob.objects.filter(pk__in=[j.pk for j in claimed], status="running").update(
             status="failed", error=INTERNAL_ERROR, finished=timezone.now())
@@ -459,6 +462,35 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
                                                               finished=timezone.now())
                 job.refresh_from_db()
                 publish_job(job)
+
+
+WORKER_LOST = "The worker running this job stopped (killed or lost); it was tried {n} times and nothing was saved. " \
+              "Try again."
+
+
+def recover_stale_jobs() -> list[CompletionJob]:
+    """The jobs a dead worker left running (``mtgsite.recovery.stale``): each is queued again while it has runs
+    left (returned: the caller queues their tasks), or fails with the reason after ``MTG_JOB_MAX_ATTEMPTS`` runs.
+    Conditional updates: a job that a redelivered task claims meanwhile is left to it."""
+    again = []
+    for job in stale(CompletionJob.objects.all()).order_by("created"):
+        rows = stale(CompletionJob.objects.filter(pk=job.pk))
+        if job.attempts >= max_attempts():
+            done = rows.update(status="failed", error=WORKER_LOST.format(n=job.attempts), message="Failed",
+                               finished=timezone.now())
+        else:
+            done = rows.update(status="queued", progress=0.0, message=f"Queued again: the worker running it stopped "
+                                                                      f"(run {job.attempts + 1} of {max_attempts()})")
+        if not done:
+            continue
+        job.refresh_from_db()
+        if job.status == "queued":
+            again.append(job)
+        try:
+            publish_job(job)
+        except Exception:  # noqa: BLE001 - best effort (the channel layer may be down): the page polls the row too
+            log.warning("could not publish recovered job %s", job.pk, exc_info=True)
+    return again
 
 
 def run_job(job_id) -> CompletionJob:

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 # How long after a deadline this socket takes the timed-out pick itself: at once on the embedded
 # stack (no worker), after a grace period on the services stack, where a Celery task is due first.
 WATCHDOG_GRACE = 0.05
+# The close code of a socket whose pick the server failed to store (the database went away): reconnect and resend.
+SERVER_FAILED = 4500
 
 
 # --- the database thread ---------------------------------------------------------------------------------
@@ -258,7 +260,9 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         except Exception:  # the database is gone, say: the client reconnects and resends the pick
             log.exception("a pick of pod %s failed", self.draft_id)
             try:
-                await self.close(code=1011)
+                # 4500, not 1011: Daphne's autobahn refuses to send a close code outside 1000 and 3000-4999 and
+                # leaves the socket open, and the page would wait for the pick's answer for ever
+                await self.close(code=SERVER_FAILED)
             except Exception:  # noqa: BLE001 - already closed: the pick's failure is logged above
                 pass
             return

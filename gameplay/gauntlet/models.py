@@ -80,6 +80,7 @@ class GauntletGame(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker plays it")
 
     class Meta:
         ordering = ["run", "index"]

@@ -37,6 +37,7 @@ from gameplay.core.engine import DIFFICULTIES
 from gameplay.core.players import make_player
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
+from mtgsite import recovery
 
 log = logging.getLogger(__name__)
 
@@ -223,15 +224,20 @@ def game_indexes(run_id: int, *, unfinished_only: bool = False) -> list[int]:
 
 
 def claim_game(run_id: int, index: int) -> GauntletGame | None:
-    """Mark a game as being played; None when it is already finished or its run stopped."""
+    """Mark a game as being played; None when it is already finished, its run stopped, or a live worker plays
+    it (a copy of its task, redelivered while it runs). A game whose worker died (no heartbeat for
+    MTG_JOB_STALE_SECONDS) may be claimed again while it has runs left (MTG_JOB_MAX_ATTEMPTS)."""
     with transaction.atomic():
         game = (GauntletGame.objects.select_for_update(of=("self",)).select_related("run")
                 .filter(run_id=run_id, index=index).first())
         if game is None or game.status in FINISHED or game.run.status in ("cancelled", "failed", "done"):
             return None
+        if game.status == "running" and not (GauntletGame.objects.filter(recovery.stale_q(), pk=game.pk).exists()
+                                             and game.attempts < recovery.max_attempts()):
+            return None
         now = timezone.now()
-        game.status, game.started, game.attempts = "running", now, game.attempts + 1
-        game.save(update_fields=["status", "started", "attempts"])
+        game.status, game.started, game.heartbeat, game.attempts = "running", now, now, game.attempts + 1
+        game.save(update_fields=["status", "started", "heartbeat", "attempts"])
         GauntletRun.objects.filter(pk=run_id, status="pending").update(status="running", started=now)
     return game
 
@@ -271,9 +277,28 @@ def play_game_row(run_id: int, index: int) -> dict | None:
     game = claim_game(run_id, index)
     if game is None:
         return None
-    outcome = _play(carddb.get_engine(), game.run, game)
+    with recovery.heartbeat(GauntletGame.objects.filter(pk=game.pk)):
+        outcome = _play(carddb.get_engine(), game.run, game)
     record_game(run_id, index, outcome)
     return outcome
+
+
+WORKER_LOST = "the worker playing it stopped (killed or lost); it was tried {n} times"
+
+
+def recover_stale_games() -> list[tuple[int, int]]:
+    """The games of running Celery gauntlets that a dead worker left running (``mtgsite.recovery.stale``): each
+    is made pending again while it has runs left (returned as (run, index): the caller queues them), or
+    recorded as an error game with the reason after MTG_JOB_MAX_ATTEMPTS runs, so the run still finishes.
+    (A run played by the command's own processes is resumed with ``gauntlet --resume``.)"""
+    again = []
+    games = recovery.stale(GauntletGame.objects.filter(run__runner="celery", run__status__in=("pending", "running")))
+    for game in games.order_by("run_id", "index"):
+        if game.attempts >= recovery.max_attempts():
+            record_game(game.run_id, game.index, {"error": WORKER_LOST.format(n=game.attempts)})
+        elif recovery.stale(GauntletGame.objects.filter(pk=game.pk)).update(status="pending"):
+            again.append((game.run_id, game.index))
+    return again
 
 
 def _play(engine, run: GauntletRun, game: GauntletGame) -> dict:

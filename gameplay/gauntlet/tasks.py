@@ -7,16 +7,29 @@ from celery import group, shared_task
 from gameplay.gauntlet import service
 from gameplay.gauntlet.models import GauntletRun
 from mtgsite.jobs import queue_on_commit
+from mtgsite.recovery import sweep_on_workers
 
 
-@shared_task(name="gameplay.gauntlet_game", acks_late=True, ignore_result=True)
+@shared_task(name="gameplay.gauntlet_game", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def play_gauntlet_game(run_id: int, index: int) -> dict | None:
-    """Play game ``index`` of gauntlet ``run_id`` and count it (idempotent: a retried game is counted once).
+    """Play game ``index`` of gauntlet ``run_id`` and count it (idempotent: a retried game is counted once, and
+    its message goes back to the queue when its worker dies).
 
     An engine panic or any other failure is recorded as the game's error; the task itself does not
     fail, so the worker and the rest of the run carry on.
     """
     return service.play_game_row(run_id, index)
+
+
+@sweep_on_workers
+@shared_task(name="gameplay.recover_gauntlet_games", ignore_result=True)
+def recover_games() -> int:
+    """Every worker's sweep (``mtgsite.recovery``): the games a dead worker left running are queued again, or
+    recorded as errors with the reason once they have had their runs. Returns how many were queued again."""
+    again = service.recover_stale_games()
+    if again:
+        group(play_gauntlet_game.s(run_id, index) for run_id, index in again).apply_async()
+    return len(again)
 
 
 def enqueue_games(run: GauntletRun, *, unfinished_only: bool = False) -> None:

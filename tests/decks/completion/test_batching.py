@@ -114,12 +114,13 @@ def test_a_job_already_claimed_is_not_run_again(catalogue, batch_sizes):
 
 
 def test_a_stale_running_job_is_claimed_again_by_its_redelivered_task(catalogue, settings):
-    """Its worker died mid-batch: after COMPLETION_STALE_SECONDS the job's own task may take it again
-    (here there is no model, so it fails with that message, proving it was run)."""
+    """Its worker died mid-batch: after MTG_JOB_STALE_SECONDS without a heartbeat the job's own task may take it
+    again (here there is no model, so it fails with that message, proving it was run)."""
     from decks.completion import service
 
     service.reset_completers()
-    stale = queue(status="running", started=timezone.now() - dt.timedelta(seconds=settings.COMPLETION_STALE_SECONDS + 5))
+    stale = queue(status="running", started=timezone.now() - dt.timedelta(seconds=settings.MTG_JOB_STALE_SECONDS + 5),
+                  attempts=1)
     fresh = queue()
     out = complete_deck_task(str(stale.pk))
     assert out["status"] == "failed" and "No active" in out["error"]

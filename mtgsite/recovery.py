@@ -1,0 +1,108 @@
+"""Jobs that outlive a killed worker: heartbeats on running rows, and the sweeps that find what a dead worker left.
+
+A task runs a job row (a deck completion, a training run, a gauntlet game) under :func:`heartbeat`: a
+thread stamps the row's ``heartbeat`` every ``MTG_JOB_HEARTBEAT_SECONDS`` while the job runs. A worker
+killed mid-job (``kill -9``, out of memory, its machine gone) stops stamping, so a row still "running"
+whose heartbeat is older than ``MTG_JOB_STALE_SECONDS`` (:func:`stale`) was left by a dead worker.
+
+Each app registers its sweep task with :func:`sweep_on_workers`; every worker queues the sweeps when it
+starts and every ``MTG_JOB_SWEEP_SECONDS`` after, and each sweep runs its stale rows again (up to
+``MTG_JOB_MAX_ATTEMPTS`` runs) or fails them with the reason. See docs/reliability.md#faults.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from datetime import timedelta
+
+from celery.signals import worker_ready
+from django.conf import settings
+from django.db import DatabaseError, connections
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+
+_sweeps: list = []
+
+
+def max_attempts() -> int:
+    return max(1, int(getattr(settings, "MTG_JOB_MAX_ATTEMPTS", 3)))
+
+
+def stale_q() -> Q:
+    """Running rows whose worker stopped stamping them (or never did, for a row claimed before heartbeats)."""
+    cut = timezone.now() - timedelta(seconds=float(getattr(settings, "MTG_JOB_STALE_SECONDS", 60)))
+    return Q(status="running") & (Q(heartbeat__lt=cut) | Q(heartbeat__isnull=True, started__lt=cut))
+
+
+def stale(rows: QuerySet) -> QuerySet:
+    return rows.filter(stale_q())
+
+
+@contextlib.contextmanager
+def heartbeat(rows: QuerySet):
+    """Stamp the running rows of ``rows`` every MTG_JOB_HEARTBEAT_SECONDS from a thread while the block runs.
+
+    Not on the embedded stack: its tasks run eagerly in the process that asked for them, and no worker
+    sweeps (nor could a thread write beside SQLite's single writer without waiting on it)."""
+    if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+        yield
+        return
+    interval = float(getattr(settings, "MTG_JOB_HEARTBEAT_SECONDS", 10))
+    stop = threading.Event()
+
+    def beat():
+        try:
+            while not stop.wait(interval):
+                try:
+                    rows.filter(status="running").update(heartbeat=timezone.now())
+                except DatabaseError:  # the connection was dropped: the next beat opens another
+                    log.warning("could not stamp the heartbeat of %s", rows.model.__name__, exc_info=True)
+                    connections.close_all()
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{rows.model.__name__}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=interval + 5)
+
+
+# --- sweeps --------------------------------------------------------------------------------------------
+
+def sweep_on_workers(task):
+    """Register a Celery task (no arguments) that every worker queues when it starts and every
+    MTG_JOB_SWEEP_SECONDS after (decorate the task with it)."""
+    _sweeps.append(task)
+    return task
+
+
+def queue_sweeps() -> None:
+    """Queue every registered sweep once; a copy that waits longer than one period is dropped."""
+    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
+    for task in _sweeps:
+        try:
+            task.apply_async(expires=max(period, 1.0))
+        except Exception:  # noqa: BLE001 - the broker is away (kombu's and redis's errors): the next period tries again
+            log.warning("could not queue the sweep %s", task.name, exc_info=True)
+
+
+def _sweep_forever() -> None:
+    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
+    while True:
+        time.sleep(period)
+        queue_sweeps()
+
+
+@worker_ready.connect
+def _start_sweeping(sender=None, **kwargs):
+    """A worker that starts sweeps at once (what a worker killed before it left running), then every period
+    from a thread of its main process, so that a long task of its own never holds the sweeps up."""
+    queue_sweeps()
+    threading.Thread(target=_sweep_forever, name="job-sweeps", daemon=True).start()

@@ -1,0 +1,76 @@
+"""A deck completion whose Celery worker is killed with ``kill -9`` mid-batch (services stack, a private Redis:
+tests/faults.py): a fresh worker's sweep finds the job without a heartbeat, queues it again, and it finishes,
+once; with no runs left it fails with the reason. Never left "running"."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from decks.completion.service import CompletionRequest, create_job
+from decks.models import CompletionJob, Deck
+from decks.tasks import enqueue_completion
+from tests.faults import kill_worker, record, wait_until, worker
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+def model_env(tiny_models, monkeypatch, settings):
+    """The worker reads the models and arrays this test trained."""
+    monkeypatch.setenv("MTG_MODEL_DIR", str(settings.MTG_MODEL_DIR))
+    monkeypatch.setenv("MTG_DATASET_DIR", str(settings.MTG_DATASET_DIR))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    return tiny_models
+
+
+def slow_job(seed: int) -> CompletionJob:
+    """Manamorphosis with the full 1000-step sampler: seconds of work, long enough to be killed in the middle."""
+    job = create_job(CompletionRequest("modern", [("Lightning Bolt", 4), ("Goblin Guide", 4)], [], True, "full", seed,
+                                       "manamorphosis"))
+    enqueue_completion(job)
+    return job
+
+
+def test_a_completion_survives_its_worker_killed_mid_batch(model_env, private_services, served, tmp_path):
+    w = worker(tmp_path)
+    served(w)
+    job = slow_job(seed=5)
+    wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status="running", progress__gt=0).exists(), 120,
+               "the job sampling")
+    what, killed_at = kill_worker(w), time.monotonic()
+    assert CompletionJob.objects.get(pk=job.pk).status == "running"  # what the dead worker left
+
+    served(worker(tmp_path, "worker2"))
+    row = wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status__in=("done", "failed")).first(), 120,
+                     "the job finishing after the restart")
+    record(f"completion: {what} killed mid-batch", queued=1, succeeded_after_retry=int(row.status == "done"),
+           failed_with_reason=int(row.status == "failed" and bool(row.error)),
+           stuck=CompletionJob.objects.filter(status="running").count(), attempts=row.attempts,
+           decks_saved=Deck.objects.filter(source="completion").count(),
+           recovered_s=round(time.monotonic() - killed_at, 1))
+    assert row.status == "done", row.error
+    assert row.attempts == 2 and row.progress == 1.0 and sum(c for _, c in row.result["main"]) == 60
+    assert Deck.objects.filter(source="completion").count() == 1 and row.deck.main_count == 60  # saved once
+    assert not CompletionJob.objects.filter(status="running").exists()
+
+
+def test_a_completion_out_of_runs_fails_with_the_reason(model_env, private_services, served, tmp_path, settings):
+    """Killed on its last run: the sweep fails it and says why, instead of leaving it running."""
+    w = worker(tmp_path)
+    served(w)
+    job = slow_job(seed=6)
+    CompletionJob.objects.filter(pk=job.pk).update(attempts=settings.MTG_JOB_MAX_ATTEMPTS - 1)
+    wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status="running", progress__gt=0).exists(), 120,
+               "the job sampling")
+    what, killed_at = kill_worker(w), time.monotonic()
+    served(worker(tmp_path, "worker2"))
+    row = wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status__in=("done", "failed")).first(), 60,
+                     "the job failing after the restart")
+    record(f"completion: {what} killed on the last run", queued=1, succeeded_after_retry=int(row.status == "done"),
+           failed_with_reason=int(row.status == "failed" and "worker" in row.error),
+           stuck=CompletionJob.objects.filter(status="running").count(), attempts=row.attempts,
+           recovered_s=round(time.monotonic() - killed_at, 1))
+    assert row.status == "failed" and row.finished is not None
+    assert "worker running this job stopped" in row.error and f"tried {settings.MTG_JOB_MAX_ATTEMPTS} times" in row.error
+    assert row.deck is None and not Deck.objects.filter(source="completion").exists()
