@@ -1,6 +1,7 @@
 """A deck completion whose Celery worker is killed with ``kill -9`` mid-batch (services stack, a private Redis:
 tests/faults.py): a fresh worker's sweep finds the job without a heartbeat, queues it again, and it finishes,
-once; with no runs left it fails with the reason. Never left "running"."""
+once; with no runs left it fails with the reason. Never left "running". And a job waiting in the queue when Redis
+comes back empty is queued again."""
 from __future__ import annotations
 
 import time
