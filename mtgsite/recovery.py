@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 from datetime import timedelta
 
 from celery import current_app
@@ -112,16 +111,15 @@ def queue_sweeps() -> None:
             log.warning("could not queue the sweep %s", task.name, exc_info=True)
 
 
-def _sweep_forever() -> None:
-    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
-    while True:
-        time.sleep(period)
-        queue_sweeps()
-
-
 @worker_ready.connect
 def _start_sweeping(sender=None, **kwargs):
-    """A worker that starts sweeps at once (what a worker killed before it left running), then every period
-    from a thread of its main process, so that a long task of its own never holds the sweeps up."""
+    """A worker that starts sweeps at once (what a worker killed before it left running), then every period on
+    its own timer: in its main process, whose event loop is free while the pool processes run the tasks (no
+    thread beside it when the pool forks)."""
     queue_sweeps()
-    threading.Thread(target=_sweep_forever, name="job-sweeps", daemon=True).start()
+    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
+    timer = getattr(sender, "timer", None)
+    if timer is not None:
+        timer.call_repeatedly(period, queue_sweeps)
+    else:  # pragma: no cover - every Celery consumer has a timer; a sweep on start is still done above
+        log.warning("this worker has no timer: it sweeps only when it starts")
