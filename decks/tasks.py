@@ -13,7 +13,7 @@ from decks.completion.service import INTERNAL_ERROR, job_payload, publish_job, r
 from decks.models import CompletionJob, Deck
 from mtgsite import live
 from mtgsite.jobs import queue_on_commit
-from mtgsite.recovery import sweep_on_workers
+from mtgsite.recovery import broker_came_back_empty, sweep_on_workers
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +65,11 @@ def complete_deck_task(job_id: str) -> dict:
 @shared_task(name="decks.recover_completions", ignore_result=True)
 def recover_completions() -> int:
     """Every worker's sweep (``mtgsite.recovery``): the jobs a dead worker left running are queued again, or
-    failed with the reason once they have had their runs. Returns how many were queued again."""
+    failed with the reason once they have had their runs; after Redis came back empty, the waiting jobs' tasks
+    are sent again. Returns how many were queued again."""
     again = recover_stale_jobs()
+    if broker_came_back_empty("decks.completions"):
+        again += list(CompletionJob.objects.filter(status="queued").exclude(pk__in=[j.pk for j in again]))
     for job in again:
         enqueue_completion(job)
     return len(again)

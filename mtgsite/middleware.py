@@ -1,7 +1,7 @@
 """A request whose database connection is lost (PostgreSQL restarted, its session terminated) is answered
 503 with ``Retry-After``, not 500: the site is briefly unavailable, and the next request opens a new connection
-(docs/reliability.md#faults). A request writes its rows in one transaction (a deck and its cards, a job row),
-so what it had not committed is rolled back with the connection."""
+(docs/reliability.md#faults). What the request had not committed is rolled back with the connection; the site
+writes what belongs together in one transaction (a deck and its cards, a pick and the pod's state)."""
 from __future__ import annotations
 
 import logging
@@ -13,7 +13,7 @@ from django.template.loader import render_to_string
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
-MESSAGE = "The site lost its database connection while answering; nothing of this request was saved. Try again."
+MESSAGE = "The site lost its database connection while answering this request. Try again in a moment."
 
 
 class DatabaseUnavailableMiddleware:

@@ -7,16 +7,17 @@ whose heartbeat is older than ``MTG_JOB_STALE_SECONDS`` (:func:`stale`) was left
 
 Each app registers its sweep task with :func:`sweep_on_workers`; every worker queues the sweeps when it
 starts and every ``MTG_JOB_SWEEP_SECONDS`` after, and each sweep runs its stale rows again (up to
-``MTG_JOB_MAX_ATTEMPTS`` runs) or fails them with the reason. See docs/reliability.md#faults.
+``MTG_JOB_MAX_ATTEMPTS`` runs) or fails them with the reason, and queues again the work whose messages a
+Redis that came back empty lost (:func:`broker_came_back_empty`). See docs/reliability.md#faults.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
 import threading
-import time
 from datetime import timedelta
 
+from celery import current_app
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -74,6 +75,23 @@ def heartbeat(rows: QuerySet):
         thread.join(timeout=interval + 5)
 
 
+def broker_came_back_empty(sweep: str) -> bool:
+    """Whether the broker's Redis lost its data since the sweep ``sweep`` last looked (it restarted without
+    persistence, as the Docker set-up runs it): a marker kept there is gone. The messages of work that was
+    queued but not taken went with it, so the sweep queues that work again; the tasks run a job once however
+    many copies arrive. True the first time too (a copy too many, harmless). False on other brokers."""
+    try:
+        with current_app.connection_for_write() as conn:
+            client = getattr(conn.default_channel, "client", None)
+            if client is None:
+                return False
+            key = f"mtg:sweep-marker:{getattr(settings, 'CELERY_TASK_DEFAULT_QUEUE', 'default')}:{sweep}"
+            return bool(client.set(key, "1", nx=True))
+    except Exception:  # noqa: BLE001 - the broker is away (kombu's and redis's errors): the next sweep looks again
+        log.warning("could not look for the sweep marker of %s", sweep, exc_info=True)
+        return False
+
+
 # --- sweeps --------------------------------------------------------------------------------------------
 
 def sweep_on_workers(task):
@@ -93,16 +111,15 @@ def queue_sweeps() -> None:
             log.warning("could not queue the sweep %s", task.name, exc_info=True)
 
 
-def _sweep_forever() -> None:
-    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
-    while True:
-        time.sleep(period)
-        queue_sweeps()
-
-
 @worker_ready.connect
 def _start_sweeping(sender=None, **kwargs):
-    """A worker that starts sweeps at once (what a worker killed before it left running), then every period
-    from a thread of its main process, so that a long task of its own never holds the sweeps up."""
+    """A worker that starts sweeps at once (what a worker killed before it left running), then every period on
+    its own timer: in its main process, whose event loop is free while the pool processes run the tasks (no
+    thread beside it when the pool forks)."""
     queue_sweeps()
-    threading.Thread(target=_sweep_forever, name="job-sweeps", daemon=True).start()
+    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
+    timer = getattr(sender, "timer", None)
+    if timer is not None:
+        timer.call_repeatedly(period, queue_sweeps)
+    else:  # pragma: no cover - every Celery consumer has a timer; a sweep on start is still done above
+        log.warning("this worker has no timer: it sweeps only when it starts")

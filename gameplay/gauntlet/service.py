@@ -283,6 +283,13 @@ def play_game_row(run_id: int, index: int) -> dict | None:
     return outcome
 
 
+def pending_games() -> list[tuple[int, int]]:
+    """(run, index) of the games waiting to be played in the running Celery gauntlets."""
+    return list(GauntletGame.objects.filter(status="pending", run__runner="celery",
+                                            run__status__in=("pending", "running"))
+                .order_by("run_id", "index").values_list("run_id", "index"))
+
+
 WORKER_LOST = "the worker playing it stopped (killed or lost); it was tried {n} times"
 
 

@@ -7,7 +7,7 @@ from celery import group, shared_task
 from gameplay.gauntlet import service
 from gameplay.gauntlet.models import GauntletRun
 from mtgsite.jobs import queue_on_commit
-from mtgsite.recovery import sweep_on_workers
+from mtgsite.recovery import broker_came_back_empty, sweep_on_workers
 
 
 @shared_task(name="gameplay.gauntlet_game", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -25,8 +25,11 @@ def play_gauntlet_game(run_id: int, index: int) -> dict | None:
 @shared_task(name="gameplay.recover_gauntlet_games", ignore_result=True)
 def recover_games() -> int:
     """Every worker's sweep (``mtgsite.recovery``): the games a dead worker left running are queued again, or
-    recorded as errors with the reason once they have had their runs. Returns how many were queued again."""
+    recorded as errors with the reason once they have had their runs; after Redis came back empty, the pending
+    games' tasks are sent again. Returns how many were queued again."""
     again = service.recover_stale_games()
+    if broker_came_back_empty("gameplay.gauntlet_games"):
+        again = sorted(set(again) | set(service.pending_games()))
     if again:
         group(play_gauntlet_game.s(run_id, index) for run_id, index in again).apply_async()
     return len(again)

@@ -70,7 +70,7 @@ def test_an_advice_search_whose_worker_is_killed_is_searched_again_and_answers_o
     recovered = round(time.monotonic() - killed_at, 1)
     answered = wait_until(lambda: cache.get(_advice_key(ticket)) == "answered", 10, "the request answered")
     record(f"advice search: {what} killed mid-search", queued=1, succeeded_after_retry=int(bool(stored.get("done"))),
-           failed_with_reason=0, stuck=int(not answered), runs=runs, recovered_s=recovered)
+           failed_with_reason=0, stuck=int(not answered), searches=runs, recovered_s=recovered)
     assert runs == 2  # searched again once
     assert stored["done"] and stored["revision"] == view["revision"]
     assert stored["recommendation"]["action"]["key"] in {a["key"] for a in view["actions"]}

@@ -44,7 +44,8 @@ def request(url: str, payload: dict | None = None) -> tuple[int, dict, str]:
 
 def terminated_mid_request(url: str, payload: dict, table: str) -> tuple[tuple, int]:
     """Send the request while ``table`` is locked, so that it waits half-way through its transaction (after
-    its first writes, at its write to ``table``); then end every session of the database but the harness's.
+    its first writes, at its write to ``table``); end its session, then every other session of the database
+    but the harness's (the lock's holder among them: ended first, it would let the request go on for a moment).
     Returns (the response, how many sessions ended)."""
     spare = harness_pid()
     holder = psycopg.connect(**pg_params())
@@ -52,12 +53,14 @@ def terminated_mid_request(url: str, payload: dict, table: str) -> tuple[tuple, 
     out: list = []
     sender = threading.Thread(target=lambda: out.append(request(url, payload)))
     sender.start()
+    waiting = "FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
     try:
         with psycopg.connect(**pg_params(), autocommit=True) as admin:
-            wait_until(lambda: admin.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = "
-                "'Lock' AND state = 'active'").fetchone()[0], 30, "the request waiting on the lock")
-            ended = admin.execute(
+            wait_until(lambda: admin.execute(f"SELECT count(*) {waiting}").fetchone()[0], 30,
+                       "the request waiting on the lock")
+            ended = admin.execute(f"SELECT count(pg_terminate_backend(pid)) {waiting}").fetchone()[0]
+            wait_until(lambda: not admin.execute(f"SELECT count(*) {waiting}").fetchone()[0], 30, "the request's end")
+            ended += admin.execute(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND pid <> pg_backend_pid() AND pid <> %s", [spare]).fetchone()[0]
         sender.join(timeout=60)

@@ -1,11 +1,14 @@
 """A deck completion whose Celery worker is killed with ``kill -9`` mid-batch (services stack, a private Redis:
 tests/faults.py): a fresh worker's sweep finds the job without a heartbeat, queues it again, and it finishes,
-once; with no runs left it fails with the reason. Never left "running"."""
+once; with no runs left it fails with the reason. Never left "running". And a job waiting in the queue when Redis
+comes back empty is queued again."""
 from __future__ import annotations
 
 import time
 
 import pytest
+import redis
+from django.conf import settings
 
 from decks.completion.service import CompletionRequest, create_job
 from decks.models import CompletionJob, Deck
@@ -55,7 +58,7 @@ def test_a_completion_survives_its_worker_killed_mid_batch(model_env, private_se
     assert not CompletionJob.objects.filter(status="running").exists()
 
 
-def test_a_completion_out_of_runs_fails_with_the_reason(model_env, private_services, served, tmp_path, settings):
+def test_a_completion_out_of_runs_fails_with_the_reason(model_env, private_services, served, tmp_path):
     """Killed on its last run: the sweep fails it and says why, instead of leaving it running."""
     w = worker(tmp_path)
     served(w)
@@ -74,3 +77,24 @@ def test_a_completion_out_of_runs_fails_with_the_reason(model_env, private_servi
     assert row.status == "failed" and row.finished is not None
     assert "worker running this job stopped" in row.error and f"tried {settings.MTG_JOB_MAX_ATTEMPTS} times" in row.error
     assert row.deck is None and not Deck.objects.filter(source="completion").exists()
+
+
+def test_a_waiting_completion_whose_message_redis_lost_is_queued_again(model_env, private_services, served, tmp_path):
+    """Redis restarts empty (no persistence, as in the Docker set-up) while a job waits in the queue: its message
+    is gone; a worker's sweep finds the broker's marker gone too and sends the waiting jobs' tasks again."""
+    broker = redis.Redis.from_url(f"{private_services.url}/0")
+    first = served(worker(tmp_path))
+    wait_until(lambda: broker.keys("mtg:sweep-marker:*"), 30, "the first sweep's marker")
+    first.stop()
+    job = slow_job(seed=7)
+    assert broker.llen(settings.CELERY_INFERENCE_QUEUE) == 1  # its message, waiting
+    private_services.restart()
+    assert not broker.keys("*")  # gone with everything else
+    served(worker(tmp_path, "worker2"))
+    row = wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status__in=("done", "failed")).first(), 120,
+                     "the job after Redis came back empty")
+    record("completion: Redis restarted empty while the job waited", queued=1,
+           succeeded_after_retry=int(row.status == "done"), failed_with_reason=0,
+           stuck=CompletionJob.objects.filter(status__in=("queued", "running")).count())
+    assert row.status == "done" and row.attempts == 1, row.error
+
