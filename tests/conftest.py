@@ -205,3 +205,4 @@ def celery_worker_process(transactional_db, tmp_path):
     if stack() != "services":
         pytest.skip("the embedded stack runs tasks eagerly, with no worker process")
     yield from start_worker(tmp_path)
+

@@ -21,7 +21,7 @@ from drafts.models import DraftPick
 from tests.drafts.test_pod_live import check_complete, two_guest_pod
 from tests.faults import daphne, record, wait_until, worker
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.faults, pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 STALL = 5.0
 
 

@@ -21,7 +21,7 @@ from tests.faults import daphne, kill_worker, record, wait_until, worker
 from tests.gameplay.play_fixtures import game_env, play_to_a_choice  # noqa: F401
 from tests.ws import guest_session
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.faults, pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
 
 def test_a_gauntlet_game_whose_worker_is_killed_is_played_again_and_counted_once(game_env, private_services,  # noqa: F811

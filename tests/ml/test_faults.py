@@ -11,7 +11,7 @@ from ml.models import ModelVersion, TrainingRun
 from ml.tasks import enqueue_training
 from tests.faults import kill_worker, record, wait_until, worker
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.faults, pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 SCOPE = "archetype:TST"
 
 

@@ -19,6 +19,8 @@ from django.utils import timezone
 from decks.models import CompletionJob, Deck, DeckCard
 from tests.faults import daphne, record, wait_until
 
+pytestmark = pytest.mark.faults  # not in `make test`: bench/faults.py runs these
+
 def pg_params() -> dict:
     s = connection.settings_dict
     return {"host": s["HOST"], "port": s["PORT"], "user": s["USER"], "password": s["PASSWORD"], "dbname": s["NAME"]}

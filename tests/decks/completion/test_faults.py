@@ -15,7 +15,7 @@ from decks.models import CompletionJob, Deck
 from decks.tasks import enqueue_completion
 from tests.faults import kill_worker, record, wait_until, worker
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.faults, pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
 
 @pytest.fixture
