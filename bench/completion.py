@@ -123,11 +123,13 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - the variant is optional; say why it is missing
             print(f"manamorphosis skipped: {exc}")
     gate_used = masked.gate if masked.gate is not None else (float(masked.model.gate()) if masked.model else 1.0)
+    side_gate = masked.gate_for(1) if masked.gate_for(1) is not None else gate_used
+    gates_label = f"gate {gate_used:.2f}" + (f", sideboard {side_gate:.2f}" if side_gate != gate_used else "")
     ablation = {"gate 1 (neighbour vote, no learned model)": quality["neighbour_vote"],
-                f"full model (inference gate {gate_used:.2f})": quality["masked"]}
+                f"full model (inference {gates_label})": quality["masked"]}
     if masked.model is not None and masked.gate is not None:
         learned = copy.copy(masked)
-        learned.gate = None  # the gate as trained
+        learned.gate = learned.side_gate = None  # the gate as trained
         label = f"full model, trained gate {float(masked.model.gate().detach()):.2f}"
         ablation[label] = compare({"a": learned.complete_idx}, test, popularity, args.known, args.n, args.seed,
                                   tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
@@ -176,7 +178,7 @@ def main() -> int:
                "nearest_ms_p50": pct(t_near, 50), "nearest_ms_p95": pct(t_near, 95),
                "masked_over_nearest_p50": round(float(np.median(t_masked) / np.median(t_near)), 1),
                "masked_over_vote_p50": round(float(np.median(t_masked) / np.median(t_vote)), 1),
-               "steps": masked.steps, "side_steps": masked.side_steps, "gate": gate_used}
+               "steps": masked.steps, "side_steps": masked.side_steps, "gate": gate_used, "side_gate": side_gate}
 
     def strip(q):
         return {m: {str(K): {k: v for k, v in r.items() if k not in PER_DECK} for K, r in per_k.items()}

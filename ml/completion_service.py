@@ -14,9 +14,8 @@ from ml.completion.retrieval import RetrievalParams
 from ml.datasets import card_tables, deck_arrays, names_sha1, split_day
 from ml.diffusion.complete import Completer
 from ml.diffusion.data import split_by_date
-from ml.diffusion.masked import MaskedConfig, MaskedDenoiser
 from ml.diffusion.masked_sampler import MaskedCompleter
-from ml.diffusion.masked_train import prepare
+from ml.diffusion.masked_train import denoiser_for, prepare
 from ml.diffusion.model import DeckDenoiser
 from ml.diffusion.schedule import cosine_schedule
 from ml.embeddings.service import active_embeddings
@@ -79,7 +78,7 @@ def build_masked_completer(version=None, split_date: str | None = None):
                 + "; activate matching versions or retrain (manage.py train_completion).")
         cards = np.array([index[n] for n in config["cards"]], dtype=np.int64)
         params = RetrievalParams.from_dict(config.get("retrieval"))
-        model = MaskedDenoiser(MaskedConfig.from_dict(config["model"]))
+        model = denoiser_for(config["model"])
         model.load_state_dict({k: v.float() for k, v in loaded.tensors.items()})
         model.eval()
     arrays = deck_arrays(names)
@@ -90,9 +89,11 @@ def build_masked_completer(version=None, split_date: str | None = None):
                             + (f" or choose a later split date than {split_date}." if split_date else "."))
     tables = card_tables(names)
     prep = prepare(arrays, len(names), tables.legal, tables.copy_limit, tables.restricted, params, cards=cards)
-    gate = ((loaded.config or {}).get("sampler") or {}).get("gate") if loaded is not None else None
+    sampler = ((loaded.config or {}).get("sampler") or {}) if loaded is not None else {}
+    gate, side_gate = sampler.get("gate"), sampler.get("side_gate")
     completer = MaskedCompleter(model, prep.vote, prep.tables, names, FORMATS, tables.restricted,
-                                gate=None if gate is None else float(gate))
+                                gate=None if gate is None else float(gate),
+                                side_gate=None if side_gate is None else float(side_gate))
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
     return completer

@@ -24,6 +24,7 @@ MASKED_FORMAT = "masked-v1"
 MASKED_QUICK = {"steps": 40, "examples": 400, "batch": 16, "d_model": 32, "heads": 2, "layers": 1, "ff": 64,
                 "candidates": 48}
 MASKED_DEFAULTS = {"preset": "default", "seed": 0, "split_date": DEFAULT_SPLIT, "limit": None, "no_text_init": False,
+                   "no_retrieval": False,
                    "resume": False, "time_budget": None, "notes": ""}
 # model / training parameters and the MaskedConfig / TrainConfig fields they set
 MODEL_OPTIONS = {"d_model": "d_model", "heads": "heads", "layers": "layers", "ff": "ff", "candidates": "candidates"}
@@ -57,8 +58,8 @@ def _training_decks(arrays, split, seed: int, limit: int | None):
 
 # --- deck_masked ---------------------------------------------------------------------------------------------
 
-def checkpoint_path(seed: int):
-    return model_dir() / MASKED / "checkpoints" / f"train-seed{seed}.safetensors"
+def checkpoint_path(seed: int, retrieval: bool = True):
+    return model_dir() / MASKED / "checkpoints" / f"train-seed{seed}{'' if retrieval else '-no-retrieval'}.safetensors"
 
 
 def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
@@ -98,7 +99,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
     retrieval = RetrievalParams.from_dict({"neighbours": values["neighbours"]} if "neighbours" in values else {})
     prep = prepare(train_arrays, len(names), tables.legal, tables.copy_limit, tables.restricted, retrieval)
     mc = MaskedConfig.from_dict({**MaskedConfig().to_dict(), "formats": len(FORMATS),
-                                 "vocab": len(prep.cards) + 1,
+                                 "vocab": len(prep.cards) + 1, "retrieval": not p["no_retrieval"],
                                  **{field: values[opt] for opt, field in MODEL_OPTIONS.items() if opt in values}})
     if mc.d_model % mc.heads:
         raise TrainingError(f"--d-model ({mc.d_model}) must be a multiple of --heads ({mc.heads}).")
@@ -109,7 +110,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
         tc.checkpoint_every = max(tc.steps, 1)
     progress.log(f"vocabulary: {len(prep.cards)} cards seen in the training decks; "
                  f"model {json.dumps(mc.to_dict())}; training {json.dumps(tc.to_dict())}")
-    ckpt = checkpoint_path(p["seed"])
+    ckpt = checkpoint_path(p["seed"], mc.retrieval)
     if p["resume"] and not ckpt.exists():
         progress.log(f"no checkpoint at {ckpt}: starting from step 0")
 
@@ -325,7 +326,7 @@ def diffusion_shapes(config: dict) -> dict:
 
 
 def masked_shapes(config: dict) -> dict:
-    from ml.diffusion.masked import MaskedConfig, MaskedDenoiser  # noqa: PLC0415 torch: kept off Django start-up
+    from ml.diffusion.masked_train import denoiser_for  # noqa: PLC0415 torch: kept off Django start-up
 
     need(config, "model", "cards")
     if config.get("format", MASKED_FORMAT) != MASKED_FORMAT:
@@ -334,11 +335,11 @@ def masked_shapes(config: dict) -> dict:
         raise ConfigError("model must be a JSON object and cards a list of card names")
 
     def build():
-        mc = MaskedConfig.from_dict(config["model"])
-        if int(mc.vocab) != len(config["cards"]) + 1:
-            raise ConfigError(f"model.vocab is {mc.vocab} but cards lists {len(config['cards'])} names "
+        vocab = config["model"].get("vocab")
+        if vocab != len(config["cards"]) + 1:
+            raise ConfigError(f"model.vocab is {vocab} but cards lists {len(config['cards'])} names "
                               f"(the vocabulary is the cards plus token 0, unknown)")
-        return MaskedDenoiser(mc)
+        return denoiser_for(config["model"])
     return _state_shapes(build, "a masked denoiser")
 
 
@@ -352,7 +353,7 @@ DECK_MASKED = Kind(
     MASKED, shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
     parameters={"preset": str, "steps": int, "examples": int, "batch": int, "lr": float, "d_model": int, "heads": int,
                 "layers": int, "ff": int, "candidates": int, "neighbours": int, "seed": int, "split_date": str,
-                "limit": int, "no_text_init": bool, "time_budget": float},
+                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float},
     evaluate_parameters={"n": int, "known": list, "seed": int},
     quick=lambda scope: MASKED_QUICK)
 

@@ -51,7 +51,8 @@ class MaskedConfig:
     ff: int = 128
     dropout: float = 0.0
     formats: int = 7
-    candidates: int = 96     # at most this many candidate tokens per board (by vote)
+    candidates: int = 96     # at most this many candidate tokens per board (by vote; the no-retrieval model's shortlist)
+    retrieval: bool = True   # False: the no-retrieval ablation (ml.diffusion.masked_plain.PlainDenoiser)
 
     def to_dict(self) -> dict:
         return asdict(self)

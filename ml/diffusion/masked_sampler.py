@@ -34,6 +34,7 @@ from ml.completion.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbour
 from ml.diffusion.complete import CompletionError, check_limits, check_sizes, resolve_entries
 from ml.diffusion.masked import MAX_ADD, MaskedDenoiser, collate, slot_scores
 from ml.diffusion.masked_data import Tables, board_example
+from ml.diffusion.masked_plain import shortlist_scores, visible_batch
 
 __all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE"]
 
@@ -83,9 +84,9 @@ class MaskedCompleter:
 
     def __init__(self, model: MaskedDenoiser | None, vote: NeighbourVoteBaseline, tables: Tables, names: list[str],
                  formats: list[str], restricted: np.ndarray | None = None, gate: float | None = None,
-                 steps: int = 12, side_steps: int = 4):
-        if model is None and gate is None:
-            gate = 1.0
+                 steps: int = 12, side_steps: int = 4, side_gate: float | None = None):
+        if model is None:
+            gate, side_gate = 1.0, None
         self.model = model.eval() if model is not None else None
         self.vote = vote
         self.index = vote.index
@@ -95,9 +96,14 @@ class MaskedCompleter:
         self.formats = list(formats)
         self.restricted = (np.zeros_like(tables.legal) if restricted is None else np.asarray(restricted, bool))
         self.gate = gate
+        self.side_gate = side_gate
         self.steps = int(steps)
         self.side_steps = int(side_steps)
         self.candidates = model.config.candidates if model is not None else 160
+        # the no-retrieval ablation (ml.diffusion.masked_plain): scores the vocabulary, no neighbours' votes
+        self.plain = model is not None and getattr(model, "retrieval", True) is False
+        self._token_cards = np.zeros(int(tables.token.max()) + 1, np.int64)
+        self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
         self._by_key: dict[str, int] = {}
         for i, n in enumerate(self.names):
             self._by_key.setdefault(_key(n), i)
@@ -127,10 +133,14 @@ class MaskedCompleter:
 
     # ------------------------------------------------------------------ sampling
 
-    def _scores(self, ex, nb_votes, vis: np.ndarray) -> np.ndarray:
+    def gate_for(self, board: int) -> float | None:
+        """The gate of a board: ``side_gate`` for the sideboard when set, else ``gate`` (None = as trained)."""
+        return self.side_gate if board == 1 and self.side_gate is not None else self.gate
+
+    def _scores(self, ex, nb_votes, vis: np.ndarray, gate: float | None) -> np.ndarray:
         """float64 [C, MAX_ADD]: score of adding j more copies of each candidate."""
         C = ex.cand_card.size
-        if self.gate is not None and self.gate >= 1.0:  # the pure vote, exactly (no float32 round trip)
+        if gate is not None and gate >= 1.0:  # the pure vote, exactly (no float32 round trip)
             table = nb_votes.table[np.searchsorted(nb_votes.cards, ex.cand_card)]
             v = vis[ex.cand_card].astype(np.int64)
             cols = np.minimum(v[:, None] + np.arange(1, MAX_ADD + 1)[None, :], MAX_COPIES)
@@ -139,8 +149,14 @@ class MaskedCompleter:
             with np.errstate(divide="ignore"):
                 return np.log(vals).reshape(C, MAX_ADD)
         with torch.no_grad():
-            tok, cnt = self.model(collate([ex]), gate=self.gate)
+            tok, cnt = self.model(collate([ex]), gate=gate)
             return slot_scores(tok, cnt)[0].double().numpy()
+
+    def _plain_candidates(self, f: int, board: int, main_vis: np.ndarray, side_vis: np.ndarray, left: int):
+        """The no-retrieval model's shortlist: (cards, slot scores, expected new cards, normaliser 0)."""
+        batch = visible_batch(self.tables, [(f, board, main_vis, side_vis)])
+        cards, scores, _ = shortlist_scores(self.model, batch, self._token_cards, self.candidates)
+        return cards, scores, float(np.clip(left / 2.5, 1.0, 60.0)), 0.0
 
     def _fill_board(self, b: _Builder, f: int, nb: Neighbours, board: int, steps: int,
                     wide: Neighbours | None = None) -> tuple[int, dict]:
@@ -150,8 +166,9 @@ class MaskedCompleter:
         part = "main" if board == 0 else "side"
         both = (self.index.votes(nb, "main"), self.index.votes(nb, "side"))
         votes = both[board]
+        gate = self.gate_for(board)
         extra = None
-        if self.model is not None and self.gate != 1.0:  # second opinions, for the network's features only
+        if self.model is not None and gate != 1.0 and not self.plain:  # second opinions, network features only
             extra = (self.index.votes(wide, part) if wide is not None and wide.rows.size else None,
                      self.index.votes(narrow(nb), part))
         conf: dict[int, float] = {}
@@ -161,24 +178,29 @@ class MaskedCompleter:
                 break
             main_vis = b.main_count.astype(np.int64)
             side_vis = b.side_count.astype(np.int64)
-            ex = board_example(self.index, self.tables, f, main_vis, side_vis, nb, board, self.candidates, votes=both,
-                               extra_votes=extra if extra is not None else (votes, votes))
-            if ex.cand_card.size == 0:
+            vis = main_vis if board == 0 else side_vis
+            if self.plain:
+                cand_card, scores, expected, norm = self._plain_candidates(f, board, main_vis, side_vis, left())
+            else:
+                ex = board_example(self.index, self.tables, f, main_vis, side_vis, nb, board, self.candidates,
+                                   votes=both, extra_votes=extra if extra is not None else (votes, votes))
+                cand_card = ex.cand_card
+                scores = self._scores(ex, votes, vis, gate) if cand_card.size else None
+                # expected number of new distinct cards: turns p(token) into a presence probability
+                expected = float(np.clip(np.exp(ex.prior_tok.astype(np.float64)).sum(), 1.0, 60.0))
+                norm = (np.logaddexp.reduce(scores[:, 0][np.isfinite(scores[:, 0])])
+                        if gate != 1.0 and cand_card.size else 0.0)
+            if cand_card.size == 0:
                 break
             rounds += 1
-            vis = main_vis if board == 0 else side_vis
-            scores = self._scores(ex, votes, vis)
-            # expected number of new distinct cards: turns p(token) into a presence probability
-            expected = float(np.clip(np.exp(ex.prior_tok.astype(np.float64)).sum(), 1.0, 60.0))
             quota = math.ceil(left() / (steps - s))
-            C = ex.cand_card.size
-            cc = np.repeat(ex.cand_card, MAX_ADD)
+            C = cand_card.size
+            cc = np.repeat(cand_card, MAX_ADD)
             jj = np.tile(np.arange(1, MAX_ADD + 1), C)
             nn = vis[cc] + jj
             sc = scores.ravel()
             ok = np.isfinite(sc)
             order = np.flatnonzero(ok)[np.lexsort((cc[ok], nn[ok], -sc[ok]))]
-            norm = np.logaddexp.reduce(scores[:, 0][np.isfinite(scores[:, 0])]) if self.gate != 1.0 else 0.0
             added = Counter()
             taken = 0
             for k in order:
@@ -190,7 +212,7 @@ class MaskedCompleter:
                 if add(c, 1):
                     added[c] += 1
                     taken += 1
-                    if self.gate == 1.0:
+                    if gate == 1.0:
                         p = float(np.exp(sc[k]))
                     else:
                         p_tok = float(np.exp(scores[k // MAX_ADD, 0] - norm))

@@ -30,8 +30,9 @@ from ml.completion.retrieval import NeighbourVoteBaseline, RetrievalParams
 from ml.diffusion.data import card_popularity
 from ml.diffusion.masked import MaskedConfig, MaskedDenoiser, collate
 from ml.diffusion.masked_data import Tables, plan_examples, plan_to_example
+from ml.diffusion.masked_plain import PlainDenoiser, plain_batch, plan_plain_examples
 
-__all__ = ["TrainConfig", "Prepared", "prepare", "train", "text_init", "CHECKPOINT_FORMAT"]
+__all__ = ["TrainConfig", "Prepared", "prepare", "train", "text_init", "denoiser_for", "CHECKPOINT_FORMAT"]
 
 CHECKPOINT_FORMAT = "deck_masked_checkpoint/1"
 
@@ -68,6 +69,12 @@ class Prepared:
     popularity: np.ndarray           # float64 [V]: share of all training decks playing each card
     params: RetrievalParams
     extra: dict = field(default_factory=dict)
+
+
+def denoiser_for(model_config: dict | MaskedConfig):
+    """The denoiser a stored model config describes: the full model, or the no-retrieval ablation."""
+    mc = model_config if isinstance(model_config, MaskedConfig) else MaskedConfig.from_dict(model_config)
+    return MaskedDenoiser(mc) if mc.retrieval else PlainDenoiser(mc)
 
 
 def tables_for(arrays, V: int, legal: np.ndarray, limit: np.ndarray, cards: np.ndarray) -> Tables:
@@ -159,13 +166,17 @@ def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: n
     perm = eligible[rng.permutation(eligible.size)]
     val_rows, train_rows = perm[:val_n], perm[val_n:val_n + tc.examples]
     started = time.perf_counter()
-    plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, train_rows, prep.popularity, prep.params,
-                          seed=tc.seed, side_share=tc.side_share, progress=plan_progress)
-    val_plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, val_rows, prep.popularity,
-                              prep.params, seed=tc.seed + 1, side_share=tc.side_share)
+    if config.retrieval:
+        plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, train_rows, prep.popularity,
+                              prep.params, seed=tc.seed, side_share=tc.side_share, progress=plan_progress)
+        val_plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, val_rows, prep.popularity,
+                                  prep.params, seed=tc.seed + 1, side_share=tc.side_share)
+    else:  # the no-retrieval ablation: nothing to retrieve, only the masks
+        plans = plan_plain_examples(a.main, a.side, train_rows, prep.popularity, tc.seed, tc.side_share)
+        val_plans = plan_plain_examples(a.main, a.side, val_rows, prep.popularity, tc.seed + 1, tc.side_share)
     plan_seconds = time.perf_counter() - started
     config = MaskedConfig.from_dict({**config.to_dict(), "vocab": len(prep.cards) + 1})
-    model = MaskedDenoiser(config)
+    model = denoiser_for(config)
     if tc.text_init and text_vectors is not None:
         text_init(model, prep.cards, text_vectors)
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
@@ -178,6 +189,8 @@ def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: n
         return tc.lr * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
     def batch_of(plan_list, idx):
+        if not config.retrieval:
+            return plain_batch(prep.tables, [plan_list[i] for i in idx], a.main, a.side, a.fmt)
         return collate([plan_to_example(prep.vote.index, prep.tables, plan_list[i], a.main, a.side, a.fmt,
                                         config.candidates) for i in idx])
 

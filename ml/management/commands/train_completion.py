@@ -35,6 +35,8 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="train on at most N decks (quick runs, tests)")
         parser.add_argument("--no-text-init", action="store_true",
                             help="start the card embeddings at random instead of from the card-text vectors")
+        parser.add_argument("--no-retrieval", action="store_true",
+                            help="the ablation without neighbour decks: the denoiser scores the whole vocabulary")
         parser.add_argument("--resume", action="store_true", help="continue from the checkpoint of an interrupted run")
         parser.add_argument("--time-budget", type=float,
                             help="stop after this many seconds of training (checkpointed; finish later with --resume)")
