@@ -27,7 +27,8 @@ MASKED_DEFAULTS = {"preset": "default", "seed": 0, "split_date": DEFAULT_SPLIT, 
                    "no_retrieval": False,
                    "resume": False, "time_budget": None, "notes": ""}
 # model / training parameters and the MaskedConfig / TrainConfig fields they set
-MODEL_OPTIONS = {"d_model": "d_model", "heads": "heads", "layers": "layers", "ff": "ff", "candidates": "candidates"}
+MODEL_OPTIONS = {"d_model": "d_model", "heads": "heads", "layers": "layers", "ff": "ff", "candidates": "candidates",
+                 "head": "head"}
 TRAIN_OPTIONS = {"steps": "steps", "batch": "batch", "lr": "lr", "examples": "examples"}
 
 DIFFUSION = "deck_diffusion"
@@ -58,8 +59,10 @@ def _training_decks(arrays, split, seed: int, limit: int | None):
 
 # --- deck_masked ---------------------------------------------------------------------------------------------
 
-def checkpoint_path(seed: int, retrieval: bool = True):
-    return model_dir() / MASKED / "checkpoints" / f"train-seed{seed}{'' if retrieval else '-no-retrieval'}.safetensors"
+def checkpoint_path(seed: int, retrieval: bool = True, head: str = "slot", split_date: str = DEFAULT_SPLIT):
+    """Where an interrupted run of these settings resumes from (runs of other settings keep their own files)."""
+    tag = f"seed{seed}-{head}-{split_date}{'' if retrieval else '-no-retrieval'}"
+    return model_dir() / MASKED / "checkpoints" / f"train-{tag}.safetensors"
 
 
 def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
@@ -79,6 +82,8 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
     for key in ("steps", "examples", "batch", "d_model", "heads", "layers", "ff", "candidates", "neighbours"):
         if key in values and values[key] < 1:
             raise TrainingError(f"--{key.replace('_', '-')} must be at least 1.")
+    if values.get("head", "slot") not in ("slot", "token"):
+        raise TrainingError(f"--head must be slot or token, not {values['head']!r}.")
     if p["time_budget"] is not None and p["time_budget"] <= 0:
         raise TrainingError("--time-budget must be a positive number of seconds.")
     emb = _active_embeddings()
@@ -110,7 +115,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
         tc.checkpoint_every = max(tc.steps, 1)
     progress.log(f"vocabulary: {len(prep.cards)} cards seen in the training decks; "
                  f"model {json.dumps(mc.to_dict())}; training {json.dumps(tc.to_dict())}")
-    ckpt = checkpoint_path(p["seed"], mc.retrieval)
+    ckpt = checkpoint_path(p["seed"], mc.retrieval, mc.head, p["split_date"])
     if p["resume"] and not ckpt.exists():
         progress.log(f"no checkpoint at {ckpt}: starting from step 0")
 
@@ -353,7 +358,7 @@ DECK_MASKED = Kind(
     MASKED, shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
     parameters={"preset": str, "steps": int, "examples": int, "batch": int, "lr": float, "d_model": int, "heads": int,
                 "layers": int, "ff": int, "candidates": int, "neighbours": int, "seed": int, "split_date": str,
-                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float},
+                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str},
     evaluate_parameters={"n": int, "known": list, "seed": int},
     quick=lambda scope: MASKED_QUICK)
 

@@ -3,20 +3,28 @@
 A deck board is a set of (card, count) tokens, no positions. Diffusion hides whole tokens (all copies of a
 card together, as Manamorphosis does); the denoiser sees the visible tokens and, as extra tokens, the
 **candidates**: the cards the retrieved neighbour decks play (``ml.completion.retrieval``), each carrying its
-neighbour-vote features. For every candidate ``c`` with ``v`` visible copies it outputs
+neighbour-vote features. Two output heads (``MaskedConfig.head``):
 
-- a token logit ``l_c``: p(a hidden token is card c) = softmax over the candidates (MDLM's cross-entropy on
-  hidden tokens, ELBO weight 1/t for mask rate t; Sahoo et al. 2024, Shi et al. 2024);
-- count logits ``k_c(j)``, j = 1..MAX_ADD: how many more copies the hidden token holds.
+- **slot** (the default since version 2): the board is a vector of copy counts over the cards, and every card
+  that is not visible is a masked position whose clean value is its hidden count (0 for a card the deck does
+  not play): the x0-prediction of masked diffusion over that vector (MDLM, Sahoo et al. 2024; MD4, Shi et al.
+  2024). For each candidate ``c`` with ``v`` visible copies, logits over k = 0..MAX_ADD more copies:
 
-The neighbour votes are a prior on both, mixed in by a learned gate ``g`` (kNN-LM style):
+      s_c(k) = log P_vote(exactly k more)  + (1 - g) * delta_c(k)
 
-    l_c    = log vote(c, v+1)                              + (1 - g) * delta_c
-    k_c(j) = log P_vote(exactly j more | at least 1 more)  + (1 - g) * delta_c(j)
+  ``P(at least j more)`` is then a calibrated probability that the deck holds copy ``v + j``: the sampler ranks
+  slots by it, and the page shows it as the confidence.
+- **token** (version 1): a token logit ``l_c``, p(a hidden token is card c) = softmax over the candidates
+  (MDLM's cross-entropy on hidden tokens, ELBO weight 1/t for mask rate t), and count logits ``k_c(j)``,
+  j = 1..MAX_ADD, for how many copies a hidden token holds:
 
-so that the score of a slot (card c, copy n > v) = l_c + log P(at least n - v more | c) equals
-``log vote(c, n)`` when ``g = 1``: the sampler then fills the deck exactly as the neighbour-vote baseline.
-The network's last layers start at zero, so training starts from the baseline and learns corrections.
+      l_c    = log vote(c, v+1)                              + (1 - g) * delta_c
+      k_c(j) = log P_vote(exactly j more | at least 1 more)  + (1 - g) * delta_c(j)
+
+The neighbour votes are the prior, mixed in by a learned gate ``g`` (kNN-LM style): at ``g = 1`` the slot
+probabilities are the votes (``vote(c, n)`` for copy n) and the sampler fills the deck exactly as the
+neighbour-vote baseline. The network's last layers start at zero, so training starts from the baseline and
+learns corrections.
 
 The main board and the sideboard use the same network (a board embedding says which one is predicted);
 for the sideboard the whole main deck is visible and the candidates come from the neighbours' sideboards.
@@ -33,7 +41,7 @@ from torch import nn
 from ml.completion.retrieval import MAX_COPIES, Votes
 
 __all__ = ["MaskedConfig", "MaskedDenoiser", "Example", "candidate_features", "N_FEATURES", "MAX_ADD",
-           "MAX_COUNT_IN", "EPS", "collate", "prior_logits", "slot_scores"]
+           "MAX_COUNT_IN", "EPS", "collate", "prior_logits", "slot_scores", "slot_prior", "at_least"]
 
 MAX_ADD = 30        # count classes: 1..MAX_ADD more copies (more is clipped)
 MAX_COUNT_IN = 30   # visible-count embedding size
@@ -53,13 +61,18 @@ class MaskedConfig:
     formats: int = 7
     candidates: int = 96     # at most this many candidate tokens per board (by vote; the no-retrieval model's shortlist)
     retrieval: bool = True   # False: the no-retrieval ablation (ml.diffusion.masked_plain.PlainDenoiser)
+    head: str = "slot"       # "slot": per-candidate count distribution (0 = absent); "token": MDLM softmax (v1)
+    main_given: bool = True  # the global token sees the share of the main deck the user gave (v1: no such input)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "MaskedConfig":
-        return cls(**{k: v for k, v in dict(d).items() if k in cls.__dataclass_fields__})
+        d = dict(d)
+        d.setdefault("head", "token")  # versions stored before the slot head had only the token head
+        d.setdefault("main_given", False)  # ... and no input for the share of the main deck the user gave
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -78,6 +91,7 @@ class Example:
     fmt: int
     known_frac: float      # share of this board's slots that are visible
     target: np.ndarray | None = None   # int64 [C]: hidden copies of each candidate (0 = not hidden)
+    main_given: float = 1.0            # share of the main deck the user gave (the rest was generated)
 
 
 def _count_prior(table_rows: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,7 +202,8 @@ def collate(examples: list[Example]) -> dict[str, torch.Tensor]:
             "vis_pad": t(vis_pad), "cand_tok": t(cand_tok), "feats": t(feats), "prior_tok": t(prior_tok),
             "prior_cnt": t(prior_cnt), "cand_pad": t(cand_pad), "target": t(target),
             "board": torch.tensor([e.board for e in examples]), "fmt": torch.tensor([e.fmt for e in examples]),
-            "known_frac": torch.tensor([e.known_frac for e in examples], dtype=torch.float32)}
+            "known_frac": torch.tensor([e.known_frac for e in examples], dtype=torch.float32),
+            "main_given": torch.tensor([e.main_given for e in examples], dtype=torch.float32)}
 
 
 class MaskedDenoiser(nn.Module):
@@ -207,13 +222,22 @@ class MaskedDenoiser(nn.Module):
         self.kind = nn.Embedding(3, d)  # global / visible / candidate
         self.feat = nn.Sequential(nn.Linear(N_FEATURES, d), nn.GELU(), nn.Linear(d, d))
         self.known = nn.Linear(1, d)
+        if c.main_given:
+            self.given = nn.Linear(1, d)
         layer = nn.TransformerEncoderLayer(d, c.heads, c.ff, c.dropout, activation="gelu", batch_first=True,
                                            norm_first=True)
         self.encoder = nn.TransformerEncoder(layer, c.layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d)
-        self.tok_head = nn.Linear(d, 1)
-        self.cnt_head = nn.Linear(d, MAX_ADD)
-        for head in (self.tok_head, self.cnt_head):  # start exactly at the neighbour-vote prior
+        if c.head == "slot":
+            heads = [nn.Linear(d, MAX_ADD + 1)]
+            self.slot_head = heads[0]
+        elif c.head == "token":
+            self.tok_head = nn.Linear(d, 1)
+            self.cnt_head = nn.Linear(d, MAX_ADD)
+            heads = [self.tok_head, self.cnt_head]
+        else:
+            raise ValueError(f"unknown head {c.head!r}: 'slot' or 'token'")
+        for head in heads:  # start exactly at the neighbour-vote prior
             nn.init.zeros_(head.weight)
             nn.init.zeros_(head.bias)
         self.gate_logit = nn.Parameter(torch.zeros(()))
@@ -221,27 +245,48 @@ class MaskedDenoiser(nn.Module):
     def gate(self) -> torch.Tensor:
         return torch.sigmoid(self.gate_logit)
 
-    def forward(self, batch: dict[str, torch.Tensor], gate: float | None = None):
-        """-> (token logits [B, C], count logits [B, C, MAX_ADD]); padding candidates get -inf token logits."""
+    def _states(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """[B, C, d]: the candidates' states after the set transformer."""
         c = self.config
         B = batch["cand_tok"].shape[0]
         fmt = batch["fmt"].clamp(max=c.formats)
-        glob = (self.fmt(fmt) + self.board(batch["board"]) + self.known(batch["known_frac"][:, None])
-                + self.kind.weight[0])[:, None, :]
+        glob = self.fmt(fmt) + self.board(batch["board"]) + self.known(batch["known_frac"][:, None]) + self.kind.weight[0]
+        if c.main_given:
+            glob = glob + self.given(batch["main_given"][:, None])
+        glob = glob[:, None, :]
         vis = (self.card(batch["vis_tok"]) + self.count(batch["vis_cnt"]) + self.segment(batch["vis_seg"])
                + self.kind.weight[1])
         cand = self.card(batch["cand_tok"]) + self.feat(batch["feats"]) + self.kind.weight[2]
         x = torch.cat([glob, vis, cand], dim=1)
         pad = torch.cat([torch.zeros(B, 1, dtype=torch.bool), batch["vis_pad"], batch["cand_pad"]], dim=1)
-        h = self.norm(self.encoder(x, src_key_padding_mask=pad))[:, 1 + vis.shape[1]:]
+        return self.norm(self.encoder(x, src_key_padding_mask=pad))[:, 1 + vis.shape[1]:]
+
+    def forward(self, batch: dict[str, torch.Tensor], gate: float | None = None):
+        """Token head: (token logits [B, C], count logits [B, C, MAX_ADD]), padding candidates' token logits -inf.
+        Slot head: count logits [B, C, MAX_ADD + 1] over 0..MAX_ADD more copies (0 = the card is not hidden)."""
+        h = self._states(batch)
         g = self.gate() if gate is None else torch.as_tensor(float(gate))
+        if self.config.head == "slot":
+            return slot_prior(batch) + (1 - g) * self.slot_head(h)
         tok = batch["prior_tok"] + (1 - g) * self.tok_head(h).squeeze(-1)
         cnt = batch["prior_cnt"] + (1 - g) * self.cnt_head(h)
         tok = tok.masked_fill(batch["cand_pad"], float("-inf"))
         return tok, cnt
 
+    def scores(self, batch: dict[str, torch.Tensor], gate: float | None = None) -> tuple[torch.Tensor, bool]:
+        """(slot scores [B, C, MAX_ADD]: the score of adding j = 1..MAX_ADD more copies of each candidate, and
+        whether they are calibrated log-probabilities log P(at least j more copies are hidden) (slot head) or
+        only a ranking (token head: log p(token) + log P(at least j more | token))."""
+        if self.config.head == "slot":
+            return at_least(self(batch, gate))[..., 1:], True
+        tok, cnt = self(batch, gate)
+        return slot_scores(tok, cnt), False
+
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
-        """MDLM loss on the hidden tokens (ELBO weight 1/t, t = hidden share) + the count cross-entropy."""
+        """Slot head: the cross-entropy of every candidate's hidden copy count (0 = not hidden), weight 1/t.
+        Token head: MDLM loss on the hidden tokens (ELBO weight 1/t, t = hidden share) + the count cross-entropy."""
+        if self.config.head == "slot":
+            return self._slot_loss(batch)
         tok, cnt = self(batch)
         target = batch["target"]
         hidden = target > 0
@@ -259,8 +304,46 @@ class MaskedDenoiser(nn.Module):
         tok_mean, cnt_mean = (tok_loss * has).sum() / norm, (cnt_loss * has).sum() / norm
         return tok_mean + cnt_mean, {"token": float(tok_mean.detach()), "count": float(cnt_mean.detach())}
 
+    def _slot_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
+        """Masked diffusion over the board's count vector: every card not visible is a masked position whose clean
+        value is its hidden copy count (0 for the cards the deck does not play); the candidates are the positions
+        scored (the rest are taken as 0). Loss = the mean cross-entropy of the candidates' counts per board.
+
+        MDLM's 1/t weight is dropped on purpose: it balances mask rates when the masked positions are the hidden
+        tokens (their number grows with t); here every non-visible card is a position at every mask rate, and the
+        boards' K already follow what users send, so each board counts once."""
+        logits = self(batch)
+        target = batch["target"].clamp(max=MAX_ADD)
+        pad = batch["cand_pad"]
+        ce = nn.functional.cross_entropy(logits.reshape(-1, MAX_ADD + 1), target.reshape(-1),
+                                         reduction="none").view_as(target).masked_fill(pad, 0.0)
+        n = (~pad).sum(dim=1)
+        has = (n > 0).float()
+        per = ce.sum(dim=1) / n.clamp(min=1)
+        mean = (per * has).sum() / has.sum().clamp(min=1)
+        return mean, {"slot": float(mean.detach())}
+
     def parameter_count(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def slot_prior(batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """[B, C, MAX_ADD + 1]: the neighbour vote's log P(exactly k more copies), k = 0..MAX_ADD, from the token
+    prior (log vote(c, v+1) = log P(at least one more)) and the count prior (log P(exactly j | at least 1))."""
+    p_more = torch.exp(batch["prior_tok"]).clamp(max=1.0)
+    none = torch.log((1.0 - p_more).clamp(min=EPS))
+    # count classes no neighbour holds sit at the floor EPS: lower them to EPS^2, so that the thirty empty classes
+    # do not take ~3% of the mass from the voted ones
+    floor = math.log(EPS)
+    cnt = torch.where(batch["prior_cnt"] <= floor + 1e-4, torch.full_like(batch["prior_cnt"], 2 * floor),
+                      batch["prior_cnt"])
+    return torch.cat([none[..., None], batch["prior_tok"][..., None] + cnt], dim=-1)
+
+
+def at_least(logits: torch.Tensor) -> torch.Tensor:
+    """log P(count >= k), k = 0..K-1, from count logits [..., K] (normalised here)."""
+    logp = torch.log_softmax(logits, dim=-1)
+    return torch.logcumsumexp(logp.flip(-1), dim=-1).flip(-1)
 
 
 def prior_logits(batch: dict[str, torch.Tensor]):
@@ -273,6 +356,4 @@ def slot_scores(tok: torch.Tensor, cnt: torch.Tensor) -> torch.Tensor:
 
     Adding copies of one card one at a time in decreasing score keeps copy order (the score falls with j).
     """
-    logp_cnt = torch.log_softmax(cnt, dim=-1)
-    at_least = torch.logcumsumexp(logp_cnt.flip(-1), dim=-1).flip(-1)  # log P(>= j)
-    return tok.unsqueeze(-1) + at_least
+    return tok.unsqueeze(-1) + at_least(cnt)  # log P(>= j)

@@ -53,6 +53,10 @@ class Plan:
     wide_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
     extra_cards: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))   # placed by the vote fill
     extra_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # sideboard examples: the main deck the sideboard sees (None = the true one) and the share the user gave
+    main_cards: np.ndarray | None = None
+    main_counts: np.ndarray | None = None
+    main_given: float = 1.0
 
 
 def user_k(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -80,10 +84,13 @@ def progress_fill(votes, start: dict[int, int], n: int) -> tuple[np.ndarray, np.
 
 def plan_examples(index: DeckIndex, main: np.ndarray, side: np.ndarray, fmt: np.ndarray, day: np.ndarray,
                   rows: np.ndarray, popularity_all: np.ndarray, params: RetrievalParams, seed: int,
-                  side_share: float = 0.5, progress=None) -> list[Plan]:
+                  side_share: float = 0.5, progress=None, generated_main: float = 0.7) -> list[Plan]:
     """Plans for decks ``rows`` of the index (main example each; a side example for ``side_share`` of them).
 
-    The expensive part (retrieval over the corpus) happens here, once; the features are computed per batch.
+    A sideboard example sees, ``generated_main`` of the time, the main deck as the sampler would have made it
+    from the main example's user cards (those cards, then the vote's fill: right or wrong, as at inference),
+    else the true main deck (a user who gives the whole main deck). The expensive part (retrieval over the
+    corpus) happens here, once; the features are computed per batch.
     """
     rng = np.random.default_rng([int(seed), 0xD1FF])
     plans: list[Plan] = []
@@ -106,14 +113,24 @@ def plan_examples(index: DeckIndex, main: np.ndarray, side: np.ndarray, fmt: np.
             s = side[r]
             k = 0 if rng.random() < 0.6 else int(rng.integers(1, 15))
             sk = batch_masks(s[None, :], popularity_all, rng, kind="side", k=k)[0]
-            cards, counts = np.unique(m, return_counts=True)
+            main_cards = main_counts = None
+            given = 1.0
+            if rng.random() < generated_main and left > 0:
+                fc, fn = progress_fill(index.votes(nb, "main"), dict(zip(cards.tolist(), counts.tolist())), left)
+                merged = np.bincount(np.concatenate([np.repeat(cards, counts), np.repeat(fc, fn)]))
+                main_cards = np.flatnonzero(merged).astype(np.int64)
+                main_counts = merged[main_cards].astype(np.int64)
+                given = float(user.sum()) / 60.0
+                cards, counts = main_cards, main_counts
+            else:
+                cards, counts = np.unique(m, return_counts=True)
             nb, wide = index.neighbour_sets(cards, counts, f, float(day[r]), params, exclude=[r], past_only=True)
             scards, scounts = np.unique(s[sk], return_counts=True)
             frac = rng.random() * 0.9 if rng.random() < 0.6 else 0.0
             ec, en = progress_fill(index.votes(nb, "side"), dict(zip(scards.tolist(), scounts.tolist())),
                                    int(round(frac * (15 - k))))
             plans.append(Plan(r, 1, sk, sk, nb.rows, nb.weight, wide.rows.astype(np.int32),
-                              wide.weight.astype(np.float32), ec, en))
+                              wide.weight.astype(np.float32), ec, en, main_cards, main_counts, given))
         if progress and (i + 1) % 500 == 0:
             progress(i + 1, rows.size)
     return plans
@@ -121,14 +138,15 @@ def plan_examples(index: DeckIndex, main: np.ndarray, side: np.ndarray, fmt: np.
 
 def board_example(index: DeckIndex, tables: Tables, fmt: int, main_vis: np.ndarray, side_vis: np.ndarray,
                   nb: Neighbours, board: int, candidates: int, target_counts: np.ndarray | None = None,
-                  votes=None, wide: Neighbours | None = None, extra_votes=None) -> Example:
+                  votes=None, wide: Neighbours | None = None, extra_votes=None, main_given: float = 1.0) -> Example:
     """The denoiser input for one board.
 
     ``main_vis`` / ``side_vis``: visible copies per card [V]; ``nb``: the neighbours; ``board``: 0 main, 1 side;
     ``target_counts``: the true copies of the predicted board per card [V] (training), else None;
     ``votes``: the neighbours' (main, side) ``Votes`` when already computed (the sampler reuses them);
     ``wide``: the wider neighbour set (second-opinion features); ``extra_votes``: its and the 10 nearest
-    decks' (wide, narrow) votes of the predicted board when already computed.
+    decks' (wide, narrow) votes of the predicted board when already computed; ``main_given``: the share of the
+    main deck the user gave (the rest was generated).
     """
     votes_main, votes_side = votes if votes is not None else (index.votes(nb, "main"), index.votes(nb, "side"))
     part = "main" if board == 0 else "side"
@@ -152,7 +170,7 @@ def board_example(index: DeckIndex, tables: Tables, fmt: int, main_vis: np.ndarr
     if target_counts is not None:
         target = np.maximum(target_counts[cards] - vis_b[cards], 0).astype(np.int64)
     return Example(vis_tok, vis_cnt, vis_seg, cards, tables.token[cards], feats, prior_tok, prior_cnt, board, fmt,
-                   min(1.0, known / slots), target)
+                   min(1.0, known / slots), target, float(main_given))
 
 
 def plan_to_example(index: DeckIndex, tables: Tables, plan: Plan, main: np.ndarray, side: np.ndarray,
@@ -162,14 +180,21 @@ def plan_to_example(index: DeckIndex, tables: Tables, plan: Plan, main: np.ndarr
     f = int(fmt[r])
     nb = Neighbours(plan.nb_rows, np.zeros(plan.nb_rows.size), plan.nb_weight)
     wide = Neighbours(plan.wide_rows.astype(np.int64), np.zeros(plan.wide_rows.size), plan.wide_weight.astype(np.float64))
+    given = plan.main_given
     if plan.board == 0:
         main_vis = np.bincount(main[r][plan.shown], minlength=V)
         main_vis[plan.extra_cards] += plan.extra_counts
         side_vis = np.zeros(V, np.int64)
         truth = np.bincount(main[r], minlength=V)
+        given = float(plan.user.sum()) / 60.0
     else:
-        main_vis = np.bincount(main[r], minlength=V)
+        if plan.main_cards is None:
+            main_vis = np.bincount(main[r], minlength=V)
+        else:
+            main_vis = np.zeros(V, np.int64)
+            main_vis[plan.main_cards] = plan.main_counts
         side_vis = np.bincount(side[r][plan.shown], minlength=V)
         side_vis[plan.extra_cards] += plan.extra_counts
         truth = np.bincount(side[r], minlength=V)
-    return board_example(index, tables, f, main_vis, side_vis, nb, plan.board, candidates, truth, wide=wide)
+    return board_example(index, tables, f, main_vis, side_vis, nb, plan.board, candidates, truth, wide=wide,
+                         main_given=given)

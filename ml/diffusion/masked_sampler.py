@@ -32,7 +32,7 @@ import torch
 from ml.completion.baselines import _Builder
 from ml.completion.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
 from ml.diffusion.complete import CompletionError, check_limits, check_sizes, resolve_entries
-from ml.diffusion.masked import MAX_ADD, MaskedDenoiser, collate, slot_scores
+from ml.diffusion.masked import MAX_ADD, MaskedDenoiser, collate
 from ml.diffusion.masked_data import Tables, board_example
 from ml.diffusion.masked_plain import shortlist_scores, visible_batch
 
@@ -137,8 +137,9 @@ class MaskedCompleter:
         """The gate of a board: ``side_gate`` for the sideboard when set, else ``gate`` (None = as trained)."""
         return self.side_gate if board == 1 and self.side_gate is not None else self.gate
 
-    def _scores(self, ex, nb_votes, vis: np.ndarray, gate: float | None) -> np.ndarray:
-        """float64 [C, MAX_ADD]: score of adding j more copies of each candidate."""
+    def _scores(self, ex, nb_votes, vis: np.ndarray, gate: float | None) -> tuple[np.ndarray, bool]:
+        """(float64 [C, MAX_ADD]: score of adding j more copies of each candidate, whether the scores are
+        log-probabilities: the vote's and the slot head's are, the token head's only rank)."""
         C = ex.cand_card.size
         if gate is not None and gate >= 1.0:  # the pure vote, exactly (no float32 round trip)
             table = nb_votes.table[np.searchsorted(nb_votes.cards, ex.cand_card)]
@@ -147,19 +148,19 @@ class MaskedCompleter:
             vals = np.take_along_axis(table, cols, axis=1)
             vals[(v[:, None] + np.arange(1, MAX_ADD + 1)[None, :]) > MAX_COPIES] = 0.0
             with np.errstate(divide="ignore"):
-                return np.log(vals).reshape(C, MAX_ADD)
+                return np.log(vals).reshape(C, MAX_ADD), True
         with torch.no_grad():
-            tok, cnt = self.model(collate([ex]), gate=gate)
-            return slot_scores(tok, cnt)[0].double().numpy()
+            scores, calibrated = self.model.scores(collate([ex]), gate=gate)
+            return scores[0].double().numpy(), calibrated
 
     def _plain_candidates(self, f: int, board: int, main_vis: np.ndarray, side_vis: np.ndarray, left: int):
-        """The no-retrieval model's shortlist: (cards, slot scores, expected new cards, normaliser 0)."""
+        """The no-retrieval model's shortlist: (cards, slot scores, not calibrated, expected new cards, normaliser 0)."""
         batch = visible_batch(self.tables, [(f, board, main_vis, side_vis)])
         cards, scores, _ = shortlist_scores(self.model, batch, self._token_cards, self.candidates)
-        return cards, scores, float(np.clip(left / 2.5, 1.0, 60.0)), 0.0
+        return cards, scores, False, float(np.clip(left / 2.5, 1.0, 60.0)), 0.0
 
     def _fill_board(self, b: _Builder, f: int, nb: Neighbours, board: int, steps: int,
-                    wide: Neighbours | None = None) -> tuple[int, dict]:
+                    wide: Neighbours | None = None, given: float = 1.0) -> tuple[int, dict]:
         """Unmask one board in ``steps`` rounds; returns (rounds run, confidence per added card)."""
         add = b.add_main if board == 0 else b.add_side
         left = (lambda: b.main_left) if board == 0 else (lambda: b.side_left)
@@ -180,16 +181,18 @@ class MaskedCompleter:
             side_vis = b.side_count.astype(np.int64)
             vis = main_vis if board == 0 else side_vis
             if self.plain:
-                cand_card, scores, expected, norm = self._plain_candidates(f, board, main_vis, side_vis, left())
+                cand_card, scores, calibrated, expected, norm = self._plain_candidates(f, board, main_vis, side_vis,
+                                                                                       left())
             else:
                 ex = board_example(self.index, self.tables, f, main_vis, side_vis, nb, board, self.candidates,
-                                   votes=both, extra_votes=extra if extra is not None else (votes, votes))
+                                   votes=both, extra_votes=extra if extra is not None else (votes, votes),
+                                   main_given=given)
                 cand_card = ex.cand_card
-                scores = self._scores(ex, votes, vis, gate) if cand_card.size else None
-                # expected number of new distinct cards: turns p(token) into a presence probability
+                scores, calibrated = self._scores(ex, votes, vis, gate) if cand_card.size else (None, True)
+                # token head: the expected number of new distinct cards turns p(token) into a presence probability
                 expected = float(np.clip(np.exp(ex.prior_tok.astype(np.float64)).sum(), 1.0, 60.0))
                 norm = (np.logaddexp.reduce(scores[:, 0][np.isfinite(scores[:, 0])])
-                        if gate != 1.0 and cand_card.size else 0.0)
+                        if not calibrated and cand_card.size else 0.0)
             if cand_card.size == 0:
                 break
             rounds += 1
@@ -212,7 +215,7 @@ class MaskedCompleter:
                 if add(c, 1):
                     added[c] += 1
                     taken += 1
-                    if gate == 1.0:
+                    if calibrated:  # log P(the deck holds this copy)
                         p = float(np.exp(sc[k]))
                     else:
                         p_tok = float(np.exp(scores[k // MAX_ADD, 0] - norm))
@@ -226,15 +229,16 @@ class MaskedCompleter:
         """Retrieve for the user's main cards, unmask the main deck, then the sideboard (retrieving again with
         the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side)."""
         cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
+        given = min(1.0, len(b.main) / 60.0)  # the share of the main deck the user gave
         nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
         report(0.1, "Nearest tournament decks found")
-        rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide)
+        rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
         report(0.6, "Main deck done")
         conf_side: dict[int, float] = {}
         if generate_side and b.side_left > 0:
             cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
             nb_side, wide_side = self.index.neighbour_sets(cards, counts, f, None, self.params)
-            r, conf_side = self._fill_board(b, f, nb_side, 1, self.side_steps, wide_side)
+            r, conf_side = self._fill_board(b, f, nb_side, 1, self.side_steps, wide_side, given)
             rounds += r
         main, side = b.finish(side=generate_side)
         return nb, rounds, conf_main, conf_side, main, side

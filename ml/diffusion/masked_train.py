@@ -51,6 +51,9 @@ class TrainConfig:
     checkpoint_every: int = 250
     val_examples: int = 512
     warmup_days: int = 120
+    # training decks are drawn with weight exp(-age / recency_days), age counted back from the newest training
+    # deck (0 = uniform): the metagame drifts, and completions are asked about the current one
+    recency_days: float = 365.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -149,6 +152,17 @@ def _load_checkpoint(path: Path, model, opt) -> tuple[int, dict]:
     return int(md["step"]), json.loads(md.get("meta", "{}"))
 
 
+def _recency_order(rng: np.random.Generator, days: np.ndarray, recency_days: float) -> np.ndarray:
+    """A random order of the decks in which newer ones come first more often: weighted sampling without
+    replacement with weight exp(-age / recency_days) (Efraimidis-Spirakis keys u ** (1 / w)); uniform when
+    recency_days <= 0."""
+    if recency_days <= 0 or days.size == 0:
+        return rng.permutation(days.size)
+    age = np.minimum((days.max() - days) / float(recency_days), 600.0)
+    log_key = np.log(rng.random(days.size)) * np.exp(age)  # log(u ** (1 / w)); larger = drawn earlier
+    return np.argsort(-log_key, kind="stable")
+
+
 def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: np.ndarray | None = None,
           checkpoint: str | Path | None = None, resume: bool = False, progress=None, stop_after: float | None = None,
           plan_progress=None):
@@ -163,7 +177,7 @@ def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: n
     eligible = np.flatnonzero(days >= days.min() + tc.warmup_days) if n else np.zeros(0, np.int64)
     if eligible.size < max(2 * val_n, n // 4):
         eligible = np.arange(n)
-    perm = eligible[rng.permutation(eligible.size)]
+    perm = eligible[_recency_order(rng, days[eligible], tc.recency_days)]
     val_rows, train_rows = perm[:val_n], perm[val_n:val_n + tc.examples]
     started = time.perf_counter()
     if config.retrieval:

@@ -27,6 +27,8 @@ class Command(BaseCommand):
         parser.add_argument("--heads", type=int)
         parser.add_argument("--layers", type=int)
         parser.add_argument("--ff", type=int)
+        parser.add_argument("--head", choices=["slot", "token"],
+                            help="slot (default): each candidate's hidden copy count; token: MDLM's softmax (v1)")
         parser.add_argument("--candidates", type=int, help="candidate cards per board (by neighbour vote)")
         parser.add_argument("--neighbours", type=int, help="neighbour decks that vote (retrieval M)")
         parser.add_argument("--seed", type=int, default=MASKED_DEFAULTS["seed"])

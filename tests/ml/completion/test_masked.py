@@ -9,9 +9,19 @@ import torch
 
 from ml.completion.baselines import NearestDeckBaseline
 from ml.completion.evaluate import check_completion
-from ml.completion.retrieval import DeckIndex, NeighbourVoteBaseline, RetrievalParams
+from ml.completion.retrieval import DeckIndex, NeighbourVoteBaseline, Neighbours, RetrievalParams
 from ml.diffusion.complete import CompletionError
-from ml.diffusion.masked import MAX_ADD, MaskedConfig, MaskedDenoiser, collate, prior_logits, slot_scores
+from ml.diffusion.masked import (
+    EPS,
+    MAX_ADD,
+    MaskedConfig,
+    MaskedDenoiser,
+    at_least,
+    collate,
+    prior_logits,
+    slot_prior,
+    slot_scores,
+)
 from ml.diffusion.masked_data import plan_examples, plan_to_example
 from ml.diffusion.masked_sampler import MaskedCompleter
 from ml.diffusion.masked_plain import PlainDenoiser, plain_batch, plan_plain_examples
@@ -33,14 +43,25 @@ def prep(corpus):
     return prepare(corpus.arrays, corpus.V, corpus.legal, corpus.copy_limit, params=PARAMS)
 
 
-@pytest.fixture(scope="module")
-def trained(prep):
+def _train(prep, head):
     torch.manual_seed(0)
-    cfg = MaskedConfig(d_model=32, heads=2, layers=1, ff=64, candidates=40, formats=2)
+    cfg = MaskedConfig(d_model=32, heads=2, layers=1, ff=64, candidates=40, formats=2, head=head)
     state, metrics = train(prep, cfg, TrainConfig(steps=30, batch=16, examples=200, val_examples=32, lr=3e-3))
     model = MaskedDenoiser(MaskedConfig.from_dict(metrics["config"]))
     model.load_state_dict(state)
     return model, metrics
+
+
+@pytest.fixture(scope="module")
+def trained(prep):
+    """The default model: the slot head (each candidate's hidden copy count)."""
+    return _train(prep, "slot")
+
+
+@pytest.fixture(scope="module")
+def trained_token(prep):
+    """A version 1 model: MDLM's token softmax and a count head."""
+    return _train(prep, "token")
 
 
 def names_for(corpus):
@@ -125,17 +146,74 @@ def test_plans_hide_whole_groups_and_keep_the_user_cards_inside_the_shown_ones(c
             assert t == max(0, truth[c] - shown[c])  # target = the copies the deck still lacks
 
 
-def test_denoiser_at_gate_one_gives_exactly_the_vote_prior(corpus, prep, trained):
-    model, _ = trained
+def test_sideboard_examples_see_the_main_deck_the_sampler_would_have_made(corpus, prep):
+    """Most sideboard examples see the user's main cards plus the vote's fill (as at inference, where the main
+    deck is generated), with the share the user gave; the rest see the true main deck (share 1)."""
     a = corpus.arrays
-    plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, np.arange(8), prep.popularity, PARAMS, 1)
-    batch = collate([plan_to_example(prep.vote.index, prep.tables, p, a.main, a.side, a.fmt, 40) for p in plans])
+    plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, np.arange(60), prep.popularity, PARAMS, 3,
+                          side_share=1.0, generated_main=0.7)
+    mains = {p.row: p for p in plans if p.board == 0}
+    sides = [p for p in plans if p.board == 1]
+    generated = [p for p in sides if p.main_cards is not None]
+    assert 0 < len(generated) < len(sides)
+    for p in generated:
+        user = Counter(a.main[p.row][mains[p.row].user].tolist())
+        seen = Counter(dict(zip(p.main_cards.tolist(), p.main_counts.tolist())))
+        assert not user - seen  # the user's cards are all in the main deck the sideboard sees
+        assert sum(seen.values()) <= 60
+        assert p.main_given == pytest.approx(sum(user.values()) / 60)
+        ex = plan_to_example(prep.vote.index, prep.tables, p, a.main, a.side, a.fmt, 40)
+        assert ex.main_given == p.main_given < 1.0
+        main_tokens = Counter(dict(zip(ex.vis_tok[ex.vis_seg == 0].tolist(), ex.vis_cnt[ex.vis_seg == 0].tolist())))
+        assert main_tokens == Counter({int(prep.tables.token[c]): n for c, n in seen.items()})
+    for p in sides:
+        if p.main_cards is None:
+            assert p.main_given == 1.0
+
+
+def _batch(corpus, prep, n=8, seed=1):
+    a = corpus.arrays
+    plans = plan_examples(prep.vote.index, a.main, a.side, a.fmt, a.day, np.arange(n), prep.popularity, PARAMS, seed)
+    return plans, collate([plan_to_example(prep.vote.index, prep.tables, p, a.main, a.side, a.fmt, 40) for p in plans])
+
+
+def test_token_head_at_gate_one_gives_exactly_the_vote_prior(corpus, prep, trained_token):
+    model, _ = trained_token
+    _, batch = _batch(corpus, prep)
     with torch.no_grad():
         tok, cnt = model(batch, gate=1.0)
         ptok, pcnt = prior_logits(batch)
         assert torch.equal(tok, ptok) and torch.equal(cnt, pcnt)
-        tok2, _ = model(batch)  # the learned gate is not 1: the network changes the scores
+        tok2, cnt2 = model(batch)  # the learned gate is not 1: the network changes the scores
         assert not torch.equal(tok2, ptok)
+        scores, calibrated = model.scores(batch)
+        assert not calibrated and torch.allclose(scores, slot_scores(tok2, cnt2))
+
+
+def test_slot_head_at_gate_one_gives_the_vote_as_slot_probabilities(corpus, prep, trained):
+    """At g = 1 the slot head's P(at least j more copies of c) is the neighbours' vote for copy v + j (to the
+    floor EPS of the logs); with the learned gate the network moves it."""
+    model, _ = trained
+    plans, batch = _batch(corpus, prep)
+    a = corpus.arrays
+    with torch.no_grad():
+        assert torch.equal(model(batch, gate=1.0), slot_prior(batch))
+        scores, calibrated = model.scores(batch, gate=1.0)
+        assert calibrated and torch.all(scores <= 1e-6)
+        for i, p in enumerate(plans):
+            ex = plan_to_example(prep.vote.index, prep.tables, p, a.main, a.side, a.fmt, 40)
+            nb = Neighbours(p.nb_rows, np.zeros(p.nb_rows.size), p.nb_weight)
+            votes = prep.vote.index.votes(nb, "main" if p.board == 0 else "side")
+            V = prep.tables.token.size
+            board = a.main[p.row][p.shown] if p.board == 0 else a.side[p.row][p.shown]
+            vis = np.bincount(board, minlength=V)
+            vis[p.extra_cards] += p.extra_counts
+            for k, c in enumerate(ex.cand_card.tolist()[:10]):
+                for j in (1, 2):
+                    want = votes.of(c, int(vis[c]) + j)
+                    got = float(torch.exp(scores[i, k, j - 1]))
+                    assert got == pytest.approx(want, abs=5 * EPS), (c, j)
+        assert not torch.equal(model(batch), slot_prior(batch))
 
 
 def test_slot_scores_fall_with_the_copy_number():
@@ -144,6 +222,27 @@ def test_slot_scores_fall_with_the_copy_number():
     s = slot_scores(tok, cnt)
     assert torch.all(s[..., 1:] <= s[..., :-1] + 1e-6)
     assert torch.allclose(s[..., 0], tok)  # at least one more copy: the token probability itself
+    logits = torch.randn(3, 5, MAX_ADD + 1)
+    a = at_least(logits)
+    assert torch.allclose(a[..., 0], torch.zeros(3, 5), atol=1e-6)  # at least 0 more: certain
+    assert torch.all(a[..., 1:] <= a[..., :-1] + 1e-6)
+
+
+def test_slot_loss_is_the_count_cross_entropy_of_every_candidate(corpus, prep, trained):
+    """Absent candidates (target 0) count as much as hidden ones; padding counts for nothing."""
+    model, _ = trained
+    _, batch = _batch(corpus, prep)
+    with torch.no_grad():
+        loss, _ = model.loss(batch)
+        logits = model(batch)
+        target = batch["target"].clamp(max=MAX_ADD)
+        per = []
+        for i in range(logits.shape[0]):
+            keep = ~batch["cand_pad"][i]
+            if keep.any():
+                per.append(torch.nn.functional.cross_entropy(logits[i][keep], target[i][keep]))
+        assert float(loss) == pytest.approx(float(torch.stack(per).mean()), rel=1e-5)
+        assert (batch["target"] == 0).logical_and(~batch["cand_pad"]).any()  # the absent cards are targets too
 
 
 # ------------------------------------------------------------------------------------------ sampler
@@ -175,7 +274,7 @@ def test_legality_holds_at_every_step_and_the_deck_is_60_plus_15(corpus, trained
     checks = []
     real = c._fill_board
 
-    def spy(b, f, nb, board, n, wide=None):
+    def spy(b, f, nb, board, n, wide=None, given=1.0):
         add = b.add_main if board == 0 else b.add_side
 
         def checked(card, k=1):
@@ -191,7 +290,7 @@ def test_legality_holds_at_every_step_and_the_deck_is_60_plus_15(corpus, trained
             b.add_main = checked
         else:
             b.add_side = checked
-        return real(b, f, nb, board, n, wide)
+        return real(b, f, nb, board, n, wide, given)
 
     monkeypatch.setattr(c, "_fill_board", spy)
     side_played = np.bincount(a.side[a.fmt == 0].ravel(), minlength=corpus.V)
@@ -330,3 +429,31 @@ def test_a_side_gate_of_one_fills_the_sideboard_as_the_vote_does(corpus, prep, t
         main, side = mixed.complete_idx(a.main[r][:10], [], 0)
         _, side_vote = vote.complete_idx(main, [], 0)  # the whole main deck given: only the sideboard is filled
         assert sorted(side.tolist()) == sorted(side_vote.tolist())
+
+
+def test_recency_order_draws_newer_decks_first_and_every_deck_once():
+    from ml.diffusion.masked_train import _recency_order
+
+    days = np.repeat(np.arange(0, 1000, 10.0), 20)  # 100 days x 20 decks
+    order = _recency_order(np.random.default_rng(0), days, recency_days=200.0)
+    assert sorted(order.tolist()) == list(range(days.size))
+    first = days[order[:200]]
+    assert first.mean() > days.mean() + 200  # the first draws lean to the newest decks
+    assert first.min() < 800  # ... but older decks still appear
+    uniform = _recency_order(np.random.default_rng(0), days, recency_days=0)
+    assert abs(days[uniform[:200]].mean() - days.mean()) < 100
+
+
+def test_a_version_1_config_builds_the_version_1_network():
+    """Versions stored before the slot head (no "head", no "main_given" in their config) load as they were
+    trained: the token head and no input for the share of the main deck the user gave."""
+    v1 = {"ff": 64, "heads": 2, "vocab": 50, "layers": 1, "d_model": 32, "dropout": 0.0, "formats": 2,
+          "candidates": 40}
+    cfg = MaskedConfig.from_dict(v1)
+    assert cfg.head == "token" and cfg.main_given is False and cfg.retrieval is True
+    keys = set(MaskedDenoiser(cfg).state_dict())
+    assert {"tok_head.weight", "cnt_head.weight"} <= keys and not any(k.startswith(("slot_head", "given")) for k in keys)
+    new = MaskedConfig.from_dict(MaskedConfig(vocab=50).to_dict())
+    assert new.head == "slot" and new.main_given is True
+    with pytest.raises(ValueError, match="unknown head"):
+        MaskedDenoiser(MaskedConfig(vocab=50, head="bogus"))
