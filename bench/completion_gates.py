@@ -1,14 +1,14 @@
-"""Choose the masked sampler's gates on a validation month, never on the held-out decks.
+"""Choose the masked sampler's gates and unmasking rounds on a validation month, never on the held-out decks.
 
     python bench/completion_gates.py --version ID [--until 2026-05-01] [--n 400] [--known 10 20 40]
-                                     [--gates 0.44 0.6 0.7 0.85 1] [--apply ID ...]
+                                     [--gates trained 0.6 0.85 1] [--steps 12] [--apply ID ...]
 
 ``--version``: a deck_masked version trained with an earlier split date (e.g. ``train_completion --split-date
 2026-04-01 --no-activate``). Its validation decks are the corpus decks first seen between its split date and
 ``--until`` (the shipped model's split date, where the held-out test decks begin); the retrieval index holds
 only decks before its split date. The main deck's gate g is swept first (score: main recall summed over K,
-the sideboard filled with the same g), then the sideboard's gate with the chosen main gate (score: sideboard
-recall). "trained" in ``--gates`` is the gate the version learned. Every setting is also compared deck by deck
+the sideboard filled with the same g; with several ``--steps``, every (gate, rounds) pair), then the sideboard's
+gate with the chosen main gate and rounds (score: sideboard recall). "trained" in ``--gates`` is the gate the version learned. Every setting is also compared deck by deck
 with the neighbour vote (gate 1). ``--apply``: write the chosen gates into those versions' sampler config
 (the model that ships, trained with the later split). Writes bench/results/completion_gates.json.
 """
@@ -36,6 +36,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=400)
     parser.add_argument("--known", type=int, nargs="+", default=[10, 20, 40])
     parser.add_argument("--gates", nargs="+", default=["trained", "0.6", "0.7", "0.85", "1"])
+    parser.add_argument("--steps", type=int, nargs="+", default=[12], help="main-deck unmasking rounds to try")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--apply", type=int, nargs="*", default=[], help="ModelVersion ids to write the gates into")
     args = parser.parse_args()
@@ -77,8 +78,9 @@ def main() -> int:
     gates = [trained_gate if g == "trained" else float(g) for g in args.gates]
     kw = dict(restricted=tables.restricted)
 
-    def run(gate: float, side_gate: float | None):
+    def run(gate: float, side_gate: float | None, steps: int | None = None):
         completer.gate, completer.side_gate = gate, side_gate
+        completer.steps = steps or best_steps
         return compare({"m": completer.complete_idx}, val, popularity, args.known, args.n, args.seed, tables.legal,
                        tables.copy_limit, **kw)["m"]
 
@@ -89,14 +91,18 @@ def main() -> int:
                          "side_vs_vote": paired(r[K]["side_recall_per_deck"], ref[K]["side_recall_per_deck"])}
                 for K in args.known}
 
+    best_steps = args.steps[0]
     vote = run(1.0, None)
     main_sweep = {}
-    for g in gates:
-        r = vote if g >= 1.0 else run(g, None)
-        main_sweep[f"{g:.3f}"] = summary(r, vote)
-        print(f"gate {g:.3f}: main " + " ".join(f"{r[K]['main_recall']:.4f}" for K in args.known)
-              + " side " + " ".join(f"{r[K]['side_recall']:.4f}" for K in args.known), flush=True)
-    best_main = max(gates, key=lambda g: sum(main_sweep[f"{g:.3f}"][str(K)]["main_recall"] for K in args.known))
+    for steps in args.steps:
+        for g in gates:
+            r = vote if g >= 1.0 else run(g, None, steps)
+            key = f"{g:.3f}" if len(args.steps) == 1 else f"{g:.3f}/{steps}"
+            main_sweep[key] = {**summary(r, vote), "gate": g, "steps": steps}
+            print(f"gate {g:.3f}, {steps} rounds: main " + " ".join(f"{r[K]['main_recall']:.4f}" for K in args.known)
+                  + " side " + " ".join(f"{r[K]['side_recall']:.4f}" for K in args.known), flush=True)
+    best = max(main_sweep.values(), key=lambda r: sum(r[str(K)]["main_recall"] for K in args.known))
+    best_main, best_steps = best["gate"], best["steps"]
     side_sweep = {}
     for g in gates:
         r = run(best_main, g) if best_main < 1.0 else run(1.0, None)
@@ -104,7 +110,7 @@ def main() -> int:
         print(f"main gate {best_main:.3f}, side gate {g:.3f}: side "
               + " ".join(f"{r[K]['side_recall']:.4f}" for K in args.known), flush=True)
     best_side = max(gates, key=lambda g: sum(side_sweep[f"{g:.3f}"][str(K)]["side_recall"] for K in args.known))
-    chosen = {"gate": round(best_main, 4), "side_gate": round(best_side, 4)}
+    chosen = {"gate": round(best_main, 4), "side_gate": round(best_side, 4), "steps": best_steps}
     print("chosen:", chosen)
     for pk in args.apply:
         target = ModelVersion.objects.get(pk=pk, kind="deck_masked")

@@ -91,9 +91,10 @@ def build_masked_completer(version=None, split_date: str | None = None):
     prep = prepare(arrays, len(names), tables.legal, tables.copy_limit, tables.restricted, params, cards=cards)
     sampler = ((loaded.config or {}).get("sampler") or {}) if loaded is not None else {}
     gate, side_gate = sampler.get("gate"), sampler.get("side_gate")
+    rounds = {k: int(sampler[k]) for k in ("steps", "side_steps") if k in sampler}
     completer = MaskedCompleter(model, prep.vote, prep.tables, names, FORMATS, tables.restricted,
                                 gate=None if gate is None else float(gate),
-                                side_gate=None if side_gate is None else float(side_gate))
+                                side_gate=None if side_gate is None else float(side_gate), **rounds)
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
     return completer
