@@ -76,6 +76,20 @@ def test_quick_training_registers_an_active_masked_version(masked_model, tiny_co
     assert totals(done.main) == 60 and totals(done.side) == 15
 
 
+def test_the_versions_sampler_settings_reach_the_completer(masked_model, tiny_corpus):
+    """The gates and rounds chosen on the validation month (bench/completion_gates.py --apply) are stored in the
+    version's config and used by every completion with it."""
+    from ml.completion_service import build_masked_completer
+
+    v = masked_model
+    v.config = {**v.config, "sampler": {"gate": 0.6, "side_gate": 0.8, "steps": 1, "side_steps": 3}}
+    c = build_masked_completer(version=v, split_date=None)
+    assert (c.gate, c.side_gate, c.steps, c.side_steps) == (0.6, 0.8, 1, 3)
+    assert c.gate_for(0) == 0.6 and c.gate_for(1) == 0.8
+    done = c.complete([("Lightning Bolt", 4)], [], "modern")
+    assert totals(done.main) == 60 and totals(done.side) == 15 and done.iterations <= 1 + 3
+
+
 def test_deck_arrays_carry_the_deck_ids(tiny_corpus):
     from ml.datasets import deck_arrays
     from ml.embeddings.service import active_embeddings
