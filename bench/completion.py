@@ -1,7 +1,7 @@
 """Deck-completion benchmark: the masked model against retrieval baselines on decks held out by date, and latency.
 
     python bench/completion.py [--stack services|embedded] [--n 400] [--known 10 20 40] [--latency-runs 60]
-                               [--mana-n 150] [--ablation "label=<ModelVersion id>" ...]
+                               [--mana-n 150] [--ablation "label=<ModelVersion id>[@steps=N]" ...]
 
 Quality: every corpus deck first seen on/after the active deck_masked version's split date (the model was
 trained, and every method's retrieval index / statistics fitted, only on earlier decks). Each method completes
@@ -42,7 +42,8 @@ def main() -> int:
     parser.add_argument("--known", type=int, nargs="+", default=[10, 20, 40])
     parser.add_argument("--latency-runs", type=int, default=60)
     parser.add_argument("--mana-n", type=int, default=150, help="decks for the (slow) Manamorphosis model; 0 = skip")
-    parser.add_argument("--ablation", action="append", default=[], help="label=ModelVersion id (deck_masked)")
+    parser.add_argument("--ablation", action="append", default=[],
+                        help="label=ModelVersion id (deck_masked), optionally @steps=N (main unmasking rounds)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--add-ablations", action="store_true",
                         help="only score the --ablation versions and add them to the existing results file")
@@ -92,11 +93,23 @@ def main() -> int:
     rows_novel = novel_idx[sample_decks(novel_idx.size, args.n, args.seed + 1)]
 
     kw = dict(restricted=tables.restricted)
+
+    def ablation_completer(spec: str):
+        """'label=<ModelVersion id>[@steps=N]' -> (label, that version's completer, N main rounds if given)."""
+        label, _, rest = spec.partition("=")
+        pk, _, option = rest.partition("@")
+        other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split)
+        if option:
+            name, _, value = option.partition("=")
+            if name != "steps":
+                parser.error(f"--ablation {spec!r}: only @steps=N is understood")
+            other.steps = int(value)
+        return label, other
+
     if args.add_ablations:  # the same decks and masks as the results file's run
         out = json.loads((RESULTS / "completion.json").read_text())
         for spec in args.ablation:
-            label, _, pk = spec.partition("=")
-            other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split)
+            label, other = ablation_completer(spec)
             r = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed, tables.legal,
                         tables.copy_limit, decks=rows_all, **kw)["a"]
             out["ablation"][label] = {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],
@@ -134,8 +147,7 @@ def main() -> int:
         ablation[label] = compare({"a": learned.complete_idx}, test, popularity, args.known, args.n, args.seed,
                                   tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
     for spec in args.ablation:
-        label, _, pk = spec.partition("=")
-        other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split)
+        label, other = ablation_completer(spec)
         ablation[label] = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed,
                                   tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
 
