@@ -71,7 +71,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
     # torch takes seconds to import, scipy a tenth: kept off Django start-up (MlConfig.ready imports this module)
     from ml.completion.retrieval import RetrievalParams  # noqa: PLC0415 scipy: kept off Django start-up
     from ml.diffusion.masked import MaskedConfig  # noqa: PLC0415 torch: kept off Django start-up
-    from ml.diffusion.masked_sampler import INFERENCE_GATE  # noqa: PLC0415 torch: kept off Django start-up
+    from ml.diffusion.masked_sampler import SAMPLER_DEFAULTS  # noqa: PLC0415 torch: kept off Django start-up
     from ml.diffusion.masked_train import TrainConfig, prepare, train  # noqa: PLC0415 torch: kept off Django start-up
 
     p = settle(params, MASKED_DEFAULTS)
@@ -160,7 +160,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
     config = {"format": MASKED_FORMAT, "model": model_config, "retrieval": retrieval.to_dict(),
               "cards": [names[int(i)] for i in prep.cards], "names_sha1": names_sha1(names),
               "split_date": p["split_date"], "train": tc.to_dict(), "embeddings_version": emb.version_id,
-              "sampler": {"gate": INFERENCE_GATE}}
+              "sampler": dict(SAMPLER_DEFAULTS, chosen_on="validation month 2026-04 (bench/completion_gates.py)")}
     return save_version(MASKED, state, config, metrics=metrics, activate=False,
                         data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
                                        "split_date": p["split_date"], "limit": p["limit"]},
