@@ -108,8 +108,8 @@ def main() -> int:
 
     if args.add_ablations:  # the same decks and masks as the results file's run
         out = json.loads((RESULTS / "completion.json").read_text())
-        for spec in args.ablation:
-            label, other = ablation_completer(spec)
+        others = [ablation_completer(spec) for spec in args.ablation]  # every version loads before any is scored
+        for label, other in others:
             r = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed, tables.legal,
                         tables.copy_limit, decks=rows_all, **kw)["a"]
             out["ablation"][label] = {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],

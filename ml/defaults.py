@@ -8,7 +8,7 @@ from pathlib import Path
 from django.conf import settings
 
 from ml.models import ModelVersion
-from ml.registry import register_file, resolve_path, sha256_file
+from ml.registry import _stored_path, register_file, resolve_path, sha256_file
 
 SHIPPED_KINDS = ("card_embeddings", "deck_masked", "deck_diffusion")
 # kinds that work without a version: deck_masked completes with the neighbour vote (its prior) until one exists,
@@ -32,6 +32,7 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = 
         (WEIGHTS_DIR / name).parent.mkdir(parents=True, exist_ok=True)
         source, target = resolve_path(version.weights_path), WEIGHTS_DIR / name
         if source.resolve() != target.resolve():  # a shipped default registered in place is already there
+            _move_registered_out(target, keep=version)
             shutil.copyfile(source, target)
         entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
                         "config": version.config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
@@ -42,6 +43,24 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = 
         written = [e for e in shipped() if e["kind"] not in exported] + entries
     MANIFEST.write_text(json.dumps(written, indent=1, sort_keys=True))
     return entries
+
+
+def _move_registered_out(target: Path, keep: ModelVersion) -> None:
+    """Before ``target`` (a shipped file) is overwritten: the versions registered in place on it (an earlier
+    shipped default) get their own copy under MTG_MODEL_DIR, so exporting never changes the weights of a
+    version that may still be rolled back to."""
+    if not target.exists():
+        return
+    others = [v for v in ModelVersion.objects.exclude(pk=keep.pk)
+              if resolve_path(v.weights_path).resolve() == target.resolve()]
+    if not others:
+        return
+    kept = Path(settings.MTG_MODEL_DIR) / others[0].kind / f"shipped-{others[0].weights_sha256[:16]}.safetensors"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(target, kept)
+    for other in others:
+        other.weights_path = _stored_path(kept)
+        other.save(update_fields=["weights_path"])
 
 
 def shipped() -> list[dict]:

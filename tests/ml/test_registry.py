@@ -158,3 +158,23 @@ def test_models_command_list_activate_rollback():
     assert active() == [1]
     with pytest.raises(CommandError, match="no model version 999"):
         call_command("models", "activate", "999", stdout=io.StringIO())
+
+
+def test_export_keeps_the_weights_of_a_version_registered_in_place(tmp_path, monkeypatch):
+    """A shipped default is registered where it lies (ml/weights/); exporting a newer version over that file
+    must not change the weights of the version registered on it (it may still be rolled back to)."""
+    from ml import defaults
+
+    monkeypatch.setattr(defaults, "WEIGHTS_DIR", tmp_path / "weights")
+    monkeypatch.setattr(defaults, "MANIFEST", tmp_path / "weights" / "manifest.json")
+    shipped_file = tmp_path / "weights" / "draft_bot.safetensors"
+    shipped_file.parent.mkdir()
+    save_file({k: v.contiguous() for k, v in tiny_tensors().items()}, str(shipped_file))
+    old = registry.register_file("draft_bot", shipped_file, archetype_config(), activate=True)
+    new = registry.save_version("draft_bot", tiny_tensors(), archetype_config(), activate=True)
+    defaults.export_active(kinds=("draft_bot",), scoped_kinds=())
+    old.refresh_from_db()
+    assert registry.sha256_file(shipped_file) == new.weights_sha256
+    assert registry.sha256_file(registry.resolve_path(old.weights_path)) == old.weights_sha256
+    registry.activate_version(old)  # and rolling back still loads the old weights
+    assert registry.sha256_file(registry.resolve_path(registry.active_version("draft_bot").weights_path)) == old.weights_sha256
