@@ -64,12 +64,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
 PY = sys.executable
-BENCH_DB = "bench_pods"
+BENCH_DB = os.environ.get("BENCH_PODS_DB", "bench_pods")  # another name keeps runs of two checkouts apart
 SEATS, PACKS, PICKS = 8, 3, 14
 PER_SEAT = PACKS * PICKS  # 42
 THRESHOLD_MS = 200.0
-REDIS_MAIN = "redis://127.0.0.1:6379/14"   # Celery broker + result store + channel layer (prefixed)
-REDIS_CACHE = "redis://127.0.0.1:6379/15"
+REDIS_MAIN = os.environ.get("BENCH_PODS_REDIS", "redis://127.0.0.1:6379/14")  # broker, results, channel layer (prefixed)
+REDIS_CACHE = os.environ.get("BENCH_PODS_REDIS_CACHE", "redis://127.0.0.1:6379/15")  # flushed at the end
 TAG = f"benchpods{os.getpid()}"
 
 
@@ -937,6 +937,8 @@ def main(argv=None) -> int:
         import django
 
         django.setup()
+        from django.conf import settings
+
         from tests.drafts.conftest import make_set
 
         make_set("TST")
@@ -948,11 +950,12 @@ def main(argv=None) -> int:
                          "database": BENCH_DB, "channel_prefix": TAG, "celery_queue": TAG,
                          "redis": {"broker_and_channels": REDIS_MAIN, "cache": REDIS_CACHE},
                          "conn_max_age": os.environ.get("POSTGRES_CONN_MAX_AGE", "0"),
-                         "pod_db_conn_max_age": os.environ.get("POD_DB_CONN_MAX_AGE", "300"), "asgi": args.asgi}
+                         "pod_db_conn_max_age": os.environ.get("POD_DB_CONN_MAX_AGE", "300"), "asgi": args.asgi,
+                         "channel_layer": settings.MTG_CHANNEL_LAYER}
         doc["commands"] = {"migrate": "python manage.py migrate --noinput",
                            "daphne": " ".join(shlex.quote(a) for a in daphne.argv),
                            "worker": " ".join(shlex.quote(a) for a in worker.argv),
-                           "env": {k: os.environ[k] for k in ("MTG_STACK", "POSTGRES_DB", "MTG_CHANNEL_PREFIX",
+                           "env": {k: os.environ.get(k, "") for k in ("MTG_STACK", "MTG_CHANNEL_LAYER", "POSTGRES_DB", "MTG_CHANNEL_PREFIX",
                                                               "CELERY_DEFAULT_QUEUE", "REDIS_URL", "REDIS_CHANNELS_URL",
                                                               "REDIS_CACHE_URL", "DJANGO_DEBUG")}}
         doc["setup_seconds"] = round(setup_s, 1)
