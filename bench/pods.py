@@ -372,8 +372,13 @@ class Pod:
 class Run:
     """One batch of pods drafting at once: the clients, the expectations, the measurements."""
 
-    def __init__(self, pods: list[Pod], port: int, think: tuple[float, float] = (0.0, 0.0), seed: int = 0):
-        self.pods, self.port, self.think = pods, port, think
+    def __init__(self, pods: list[Pod], port: int | list[int], think: tuple[float, float] = (0.0, 0.0), seed: int = 0,
+                 by_pod: bool = False):
+        # several ports (bench/scale.py): each pod on one Daphne process in turn (by_pod, as a load balancer keyed
+        # on the pod's URL would), else the seats of every pod split over the processes
+        self.ports = [port] if isinstance(port, int) else list(port)
+        self.by_pod = by_pod
+        self.pods, self.think = pods, think
         self.rng = random.Random(seed)
         self.expect: dict = {}  # (pod, seat, pack_number, sorted pack) -> (t0, direct)
         self.next_pack: list[float] = []
@@ -386,8 +391,9 @@ class Run:
         for pod in pods:
             pod.clients = [Client(pod, s, pod.keys[s]) for s in range(SEATS)]
 
-    def url(self, pod: Pod) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws/pods/{pod.draft_id}/"
+    def url(self, c: Client) -> str:
+        port = self.ports[c.pod.index % len(self.ports) if self.by_pod else c.seat * len(self.ports) // SEATS]
+        return f"ws://127.0.0.1:{port}/ws/pods/{c.pod.draft_id}/"
 
     @property
     def clients(self):
@@ -453,7 +459,7 @@ class Run:
         backoff = 0.05
         while not c.complete and not self.stop:
             try:
-                async with websockets.connect(self.url(c.pod), origin="http://127.0.0.1", open_timeout=5,
+                async with websockets.connect(self.url(c), origin="http://127.0.0.1", open_timeout=5,
                                               additional_headers={"Cookie": f"sessionid={c.key}"},
                                               max_size=None, compression=None) as ws:
                     c.connections += 1
@@ -652,14 +658,16 @@ def cpu_seconds(pid: int | None = None) -> float:
         return float("nan")
 
 
-def load_run(n: int, port: int, bot: str, timer: int, label: str, timeout: float, daphne: Proc,
-             think: tuple[float, float] = (0.0, 0.0)) -> dict:
+def load_run(n: int, port: int | list[int], bot: str, timer: int, label: str, timeout: float, daphne: Proc | list[Proc],
+             think: tuple[float, float] = (0.0, 0.0), by_pod: bool = False) -> dict:
+    """N pods drafting at once; with several ports (and their Daphne processes) the sockets are shared out (Run)."""
+    daphnes = daphne if isinstance(daphne, list) else [daphne]
     pods = make_pods(n, bot, timer, label)
-    run = Run(pods, port, think=think, seed=n)
+    run = Run(pods, port, think=think, seed=n, by_pod=by_pod)
     load_before = os.getloadavg()[0]
-    cpu0 = (cpu_seconds(daphne.proc.pid), cpu_seconds())
+    cpu0 = (sum(cpu_seconds(d.proc.pid) for d in daphnes), cpu_seconds())
     wall = asyncio.run(run.main(timeout))
-    cpu1 = (cpu_seconds(daphne.proc.pid), cpu_seconds())
+    cpu1 = (sum(cpu_seconds(d.proc.pid) for d in daphnes), cpu_seconds())
     starts = [p.t_start for p in pods if p.t_start]
     dones = [p.t_done for p in pods if p.t_done]
     drafting = (max(dones) - min(starts)) if starts and len(dones) == len(pods) else None
