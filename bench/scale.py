@@ -29,7 +29,6 @@ import datetime as dt
 import io
 import json
 import os
-import random
 import shlex
 import signal
 import subprocess
@@ -90,22 +89,13 @@ def train_tiny_model(workdir: Path) -> dict:
     Doc2Vec (dim 8) and a 1-layer Manamorphosis denoiser trained for 25 steps."""
     from django.core.management import call_command
 
-    from tests.decks.completion.conftest import blue_deck, burn_deck
+    from tests.decks.completion.conftest import import_tiny_corpus, train_tiny_diffusion
 
-    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     t = time.perf_counter()
-    call_command("import_cards", atomic=str(ROOT / "tests" / "fixtures" / "AtomicCards.sample.json"), no_oracle=True, **quiet)
-    rng = random.Random(3)
-    corpus = workdir / "corpus.jsonl"
-    with open(corpus, "w") as fh:
-        for i in range(40):
-            deck = burn_deck(rng) if i % 4 else blue_deck(rng)
-            deck.update(date=f"2026-0{1 + i % 6}-1{i % 9}", source="test", event=f"Event {i}", result="1st")
-            fh.write(json.dumps(deck) + "\n")
-    call_command("import_decks", corpus=str(corpus), **quiet)
-    call_command("train_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1, **quiet)
-    call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
-                 context_layers=1, eval_every=0, split_date="2026-06-01", **quiet)
+    call_command("import_cards", atomic=str(ROOT / "tests" / "fixtures" / "AtomicCards.sample.json"), no_oracle=True,
+                 stdout=io.StringIO(), stderr=io.StringIO())
+    import_tiny_corpus(workdir)
+    train_tiny_diffusion()
     return {"seconds": round(time.perf_counter() - t, 1), "model": "deck_diffusion d_model 16, 1 layer, 25 steps",
             "corpus_decks": 40}
 
