@@ -29,7 +29,7 @@ class ChannelLayerLost(ConnectionError):
     """The channel layer's Redis connection was lost while this channel waited: messages may be gone."""
 
 
-_LOST = object()  # put in a waiting channel's queue when its connection is lost
+_LOST = object()  # put in the queue of each channel cut off by a lost connection
 
 
 class RedisPubSubChannelLayer(pubsub.RedisPubSubChannelLayer):
