@@ -2,11 +2,12 @@
 
     .venv/bin/python bench/pods.py [--quick] [--max-pods 32] [--bot draftsim] [--sizes N ...] [--output PATH]
 
-Setup: drops and re-creates the PostgreSQL database ``bench_pods`` (on POSTGRES_HOST/PORT/USER),
+Setup: drops and re-creates the PostgreSQL database ``bench_pods`` (BENCH_PODS_DB; on POSTGRES_HOST/PORT/USER),
 migrates it and adds the small hand-made set ``TST`` of the shell tests (tests/drafts/
 conftest.py::make_set), so no real data is needed. Redis traffic goes to databases 14 (Celery
-broker + channel layer, under a per-run prefix and queue) and 15 (cache). Daphne
-(``mtgsite.asgi:application``) and the Celery worker run as subprocesses on the services stack.
+broker + channel layer, under a per-run prefix and queue; BENCH_PODS_REDIS) and 15 (cache, flushed at the end;
+BENCH_PODS_REDIS_CACHE). Daphne (``mtgsite.asgi:application``) and the Celery worker run as subprocesses on
+the services stack, with the settings' channel layer (MTG_CHANNEL_LAYER).
 Every pod has 8 seats, all taken by guests (no bots), 3 packs of 14 picks; every seat is a
 websocket client of this one asyncio process, so client times share one clock.
 
