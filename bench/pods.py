@@ -2,11 +2,12 @@
 
     .venv/bin/python bench/pods.py [--quick] [--max-pods 32] [--bot draftsim] [--sizes N ...] [--output PATH]
 
-Setup: drops and re-creates the PostgreSQL database ``bench_pods`` (on POSTGRES_HOST/PORT/USER),
+Setup: drops and re-creates the PostgreSQL database ``bench_pods`` (BENCH_PODS_DB; on POSTGRES_HOST/PORT/USER),
 migrates it and adds the small hand-made set ``TST`` of the shell tests (tests/drafts/
 conftest.py::make_set), so no real data is needed. Redis traffic goes to databases 14 (Celery
-broker + channel layer, under a per-run prefix and queue) and 15 (cache). Daphne
-(``mtgsite.asgi:application``) and the Celery worker run as subprocesses on the services stack.
+broker + channel layer, under a per-run prefix and queue; BENCH_PODS_REDIS) and 15 (cache, flushed at the end;
+BENCH_PODS_REDIS_CACHE). Daphne (``mtgsite.asgi:application``) and the Celery worker run as subprocesses on
+the services stack, with the settings' channel layer (MTG_CHANNEL_LAYER).
 Every pod has 8 seats, all taken by guests (no bots), 3 packs of 14 picks; every seat is a
 websocket client of this one asyncio process, so client times share one clock.
 
@@ -64,12 +65,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
 PY = sys.executable
-BENCH_DB = "bench_pods"
+BENCH_DB = os.environ.get("BENCH_PODS_DB", "bench_pods")  # another name keeps runs of two checkouts apart
 SEATS, PACKS, PICKS = 8, 3, 14
 PER_SEAT = PACKS * PICKS  # 42
 THRESHOLD_MS = 200.0
-REDIS_MAIN = "redis://127.0.0.1:6379/14"   # Celery broker + result store + channel layer (prefixed)
-REDIS_CACHE = "redis://127.0.0.1:6379/15"
+REDIS_MAIN = os.environ.get("BENCH_PODS_REDIS", "redis://127.0.0.1:6379/14")  # broker, results, channel layer (prefixed)
+REDIS_CACHE = os.environ.get("BENCH_PODS_REDIS_CACHE", "redis://127.0.0.1:6379/15")  # flushed at the end
 TAG = f"benchpods{os.getpid()}"
 
 
@@ -372,8 +373,13 @@ class Pod:
 class Run:
     """One batch of pods drafting at once: the clients, the expectations, the measurements."""
 
-    def __init__(self, pods: list[Pod], port: int, think: tuple[float, float] = (0.0, 0.0), seed: int = 0):
-        self.pods, self.port, self.think = pods, port, think
+    def __init__(self, pods: list[Pod], port: int | list[int], think: tuple[float, float] = (0.0, 0.0), seed: int = 0,
+                 by_pod: bool = False):
+        # several ports (bench/scale.py): each pod on one Daphne process in turn (by_pod, as a load balancer keyed
+        # on the pod's URL would), else the seats of every pod split over the processes
+        self.ports = [port] if isinstance(port, int) else list(port)
+        self.by_pod = by_pod
+        self.pods, self.think = pods, think
         self.rng = random.Random(seed)
         self.expect: dict = {}  # (pod, seat, pack_number, sorted pack) -> (t0, direct)
         self.next_pack: list[float] = []
@@ -386,8 +392,9 @@ class Run:
         for pod in pods:
             pod.clients = [Client(pod, s, pod.keys[s]) for s in range(SEATS)]
 
-    def url(self, pod: Pod) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws/pods/{pod.draft_id}/"
+    def url(self, c: Client) -> str:
+        port = self.ports[c.pod.index % len(self.ports) if self.by_pod else c.seat * len(self.ports) // SEATS]
+        return f"ws://127.0.0.1:{port}/ws/pods/{c.pod.draft_id}/"
 
     @property
     def clients(self):
@@ -453,7 +460,7 @@ class Run:
         backoff = 0.05
         while not c.complete and not self.stop:
             try:
-                async with websockets.connect(self.url(c.pod), origin="http://127.0.0.1", open_timeout=5,
+                async with websockets.connect(self.url(c), origin="http://127.0.0.1", open_timeout=5,
                                               additional_headers={"Cookie": f"sessionid={c.key}"},
                                               max_size=None, compression=None) as ws:
                     c.connections += 1
@@ -652,14 +659,16 @@ def cpu_seconds(pid: int | None = None) -> float:
         return float("nan")
 
 
-def load_run(n: int, port: int, bot: str, timer: int, label: str, timeout: float, daphne: Proc,
-             think: tuple[float, float] = (0.0, 0.0)) -> dict:
+def load_run(n: int, port: int | list[int], bot: str, timer: int, label: str, timeout: float, daphne: Proc | list[Proc],
+             think: tuple[float, float] = (0.0, 0.0), by_pod: bool = False) -> dict:
+    """N pods drafting at once; with several ports (and their Daphne processes) the sockets are shared out (Run)."""
+    daphnes = daphne if isinstance(daphne, list) else [daphne]
     pods = make_pods(n, bot, timer, label)
-    run = Run(pods, port, think=think, seed=n)
+    run = Run(pods, port, think=think, seed=n, by_pod=by_pod)
     load_before = os.getloadavg()[0]
-    cpu0 = (cpu_seconds(daphne.proc.pid), cpu_seconds())
+    cpu0 = (sum(cpu_seconds(d.proc.pid) for d in daphnes), cpu_seconds())
     wall = asyncio.run(run.main(timeout))
-    cpu1 = (cpu_seconds(daphne.proc.pid), cpu_seconds())
+    cpu1 = (sum(cpu_seconds(d.proc.pid) for d in daphnes), cpu_seconds())
     starts = [p.t_start for p in pods if p.t_start]
     dones = [p.t_done for p in pods if p.t_done]
     drafting = (max(dones) - min(starts)) if starts and len(dones) == len(pods) else None
@@ -937,6 +946,8 @@ def main(argv=None) -> int:
         import django
 
         django.setup()
+        from django.conf import settings
+
         from tests.drafts.conftest import make_set
 
         make_set("TST")
@@ -948,11 +959,12 @@ def main(argv=None) -> int:
                          "database": BENCH_DB, "channel_prefix": TAG, "celery_queue": TAG,
                          "redis": {"broker_and_channels": REDIS_MAIN, "cache": REDIS_CACHE},
                          "conn_max_age": os.environ.get("POSTGRES_CONN_MAX_AGE", "0"),
-                         "pod_db_conn_max_age": os.environ.get("POD_DB_CONN_MAX_AGE", "300"), "asgi": args.asgi}
+                         "pod_db_conn_max_age": os.environ.get("POD_DB_CONN_MAX_AGE", "300"), "asgi": args.asgi,
+                         "channel_layer": settings.MTG_CHANNEL_LAYER}
         doc["commands"] = {"migrate": "python manage.py migrate --noinput",
                            "daphne": " ".join(shlex.quote(a) for a in daphne.argv),
                            "worker": " ".join(shlex.quote(a) for a in worker.argv),
-                           "env": {k: os.environ[k] for k in ("MTG_STACK", "POSTGRES_DB", "MTG_CHANNEL_PREFIX",
+                           "env": {k: os.environ.get(k, "") for k in ("MTG_STACK", "MTG_CHANNEL_LAYER", "POSTGRES_DB", "MTG_CHANNEL_PREFIX",
                                                               "CELERY_DEFAULT_QUEUE", "REDIS_URL", "REDIS_CHANNELS_URL",
                                                               "REDIS_CACHE_URL", "DJANGO_DEBUG")}}
         doc["setup_seconds"] = round(setup_s, 1)

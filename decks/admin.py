@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from decks.models import Card, CardSet, Deck, DeckAppearance, DeckCard, Legality, Printing
+from decks.models import Card, CardSet, CompletionJob, Deck, DeckAppearance, DeckCard, Legality, Printing
 
 
 class LegalityInline(admin.TabularInline):
@@ -94,3 +94,20 @@ class DeckAppearanceAdmin(admin.ModelAdmin):
     date_hierarchy = "date"
     raw_id_fields = ["deck"]
     list_select_related = ["deck"]
+
+
+@admin.register(CompletionJob)
+class CompletionJobAdmin(admin.ModelAdmin):
+    """The completion jobs as the workers left them (which worker ran each, how many runs): to be read, not edited."""
+
+    list_display = ["id", "status", "format", "model", "worker", "attempts", "created", "finished"]
+    list_filter = ["status", "model", "format", "worker"]
+    search_fields = ["id", "client_key", "worker"]
+    date_hierarchy = "created"
+    raw_id_fields = ["owner", "deck", "model_version"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

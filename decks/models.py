@@ -202,6 +202,9 @@ class CompletionJob(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0, help_text="runs started (a worker that died leaves it "
                                                                       "running; the sweep runs it again)")
     heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")
+    worker = models.CharField(max_length=200, blank=True, help_text="the Celery worker (its -n name) that ran it last; "
+                                                                    "the machine's name when it ran in the web process "
+                                                                    "(embedded stack)")
 
     class Meta:
         ordering = ["-created"]

@@ -44,7 +44,8 @@ def complete_deck_task(job_id: str) -> dict:
     A task whose job another batch already took returns at once with that job's current state. Safe to run again
     (its message goes back to the queue when its worker dies): the claim lets one run through."""
     try:
-        job, claimed = run_batch(job_id)  # leaves no claimed job running when it raises
+        # leaves no claimed job running when it raises; the worker's name is kept on the jobs
+        job, claimed = run_batch(job_id, worker=complete_deck_task.request.hostname or "")
     except Exception:
         log.exception("completion batch of job %s crashed", job_id)
         CompletionJob.objects.filter(pk=job_id, status__in=("queued", "running")).update(

@@ -183,11 +183,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- redis: cache, channel layer, celery -------------------------------------
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
+# The services stack's channel layer (MTG_CHANNEL_LAYER): "pubsub", channels_redis' pub/sub layer (a group message
+# is one PUBLISH each subscribed process gets once; mtgsite/channel_layer.py closes the sockets of a lost Redis
+# connection), or "core", its sorted-set queue per channel. pubsub held more pods under 200 ms (docs/reliability.md).
+CHANNEL_LAYER_BACKENDS = {"pubsub": "mtgsite.channel_layer.RedisPubSubChannelLayer",
+                          "core": "channels_redis.core.RedisChannelLayer"}
+MTG_CHANNEL_LAYER = env("MTG_CHANNEL_LAYER", "pubsub")
+if MTG_CHANNEL_LAYER not in CHANNEL_LAYER_BACKENDS:
+    raise ImproperlyConfigured(f"MTG_CHANNEL_LAYER must be one of {sorted(CHANNEL_LAYER_BACKENDS)}, not {MTG_CHANNEL_LAYER!r}")
 if STACK == "services":
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env("REDIS_CACHE_URL", "redis://127.0.0.1:6379/1")}}
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": CHANNEL_LAYER_BACKENDS[MTG_CHANNEL_LAYER],
             # socket_timeout=None: redis-py 8 times reads out after 5 s by default, which kills idle
             # consumers in channels_redis 4.3 (django/channels_redis#422).
             "CONFIG": {

@@ -138,7 +138,7 @@ def private_services(transactional_db, settings, monkeypatch, tmp_path):
                "unacked_restore_interval": 1, "unacked_restore_throttle": 1}
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                                    "LOCATION": env["REDIS_CACHE_URL"]}}
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": settings.CHANNEL_LAYERS["default"]["BACKEND"], "CONFIG": {
         "hosts": [{"address": env["REDIS_CHANNELS_URL"], "socket_timeout": None}],
         "prefix": os.environ.get("MTG_CHANNEL_PREFIX", "mtg")}}}
     for key in ("MTG_JOB_HEARTBEAT_SECONDS", "MTG_JOB_STALE_SECONDS", "MTG_JOB_SWEEP_SECONDS"):
@@ -243,10 +243,10 @@ def worker(tmp_path: Path, name: str = "worker") -> Served:
     return Served(name, argv, tmp_path, ready=" ready.")
 
 
-def daphne(tmp_path: Path, port: int | None = None) -> Served:
+def daphne(tmp_path: Path, port: int | None = None, name: str = "daphne") -> Served:
     port = port or free_port()
     argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "mtgsite.asgi:application"]
-    return Served("daphne", argv, tmp_path, port=port)
+    return Served(name, argv, tmp_path, port=port)
 
 
 @pytest.fixture

@@ -253,7 +253,7 @@ def job_payload(job: CompletionJob) -> dict:
     }
 
 
-def claim_jobs(job_id, limit: int | None = None) -> list[CompletionJob]:
+def claim_jobs(job_id, limit: int | None = None, worker: str = "") -> list[CompletionJob]:
     """Claim the job ``job_id`` and up to ``limit - 1`` other queued jobs (oldest first) for one batch.
 
     Each claimed row is flipped from queued to running by a conditional UPDATE, so a job is claimed by exactly one
@@ -262,12 +262,13 @@ def claim_jobs(job_id, limit: int | None = None) -> list[CompletionJob]:
     Returns ``[]`` when ``job_id`` is no longer queued (taken by another batch, finished, or locked by a claimer that
     is taking it). A job whose worker died mid-batch (no heartbeat for ``MTG_JOB_STALE_SECONDS``) can be claimed
     again by its own redelivered task while it has runs left (``MTG_JOB_MAX_ATTEMPTS``); otherwise the sweep
-    (:func:`recover_stale_jobs`) queues it again or fails it with the reason. Each claim counts a run (``attempts``).
+    (:func:`recover_stale_jobs`) queues it again or fails it with the reason. Each claim counts a run (``attempts``)
+    and names the ``worker`` that took it.
     """
     limit = max(1, int(limit or getattr(settings, "COMPLETION_BATCH_SIZE", 8)))
     now = timezone.now()
     own_cond = Q(pk=job_id) & (Q(status="queued") | (stale_q() & Q(attempts__lt=max_attempts())))
-    fields = dict(status="running", started=now, heartbeat=now, progress=0.0, message="Loading the model")
+    fields = dict(status="running", started=now, heartbeat=now, progress=0.0, message="Loading the model", worker=worker)
 
     def take(job, cond) -> bool:
         if CompletionJob.objects.filter(cond).update(attempts=F("attempts") + 1, **fields) != 1:
@@ -405,11 +406,11 @@ def _complete_group(completer, jobs: list[CompletionJob]) -> list:
     return outcomes
 
 
-def run_batch(job_id, limit: int | None = None) -> tuple[CompletionJob | None, list[CompletionJob]]:
+def run_batch(job_id, limit: int | None = None, worker: str = "") -> tuple[CompletionJob | None, list[CompletionJob]]:
     """Claim ``job_id`` and other queued jobs (``claim_jobs``), complete them in batches of compatible settings on
     the model's device, and store each job's result or its own error. Returns (the job ``job_id``, the jobs this
     call ran); the first is the row as it stands when another batch already took it (nothing is run twice)."""
-    claimed = claim_jobs(job_id, limit)
+    claimed = claim_jobs(job_id, limit, worker)
     if not claimed:
         return CompletionJob.objects.filter(pk=job_id).first(), []
     try:

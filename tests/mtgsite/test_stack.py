@@ -65,7 +65,8 @@ async def exchange(url: str, messages: list, until: str, timeout: float = 30.0) 
 @pytest.mark.services
 def test_stack_is_really_services(transactional_db):
     assert connection.vendor == "postgresql"
-    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == settings.CHANNEL_LAYER_BACKENDS[settings.MTG_CHANNEL_LAYER]
+    assert settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith(("RedisChannelLayer", "RedisPubSubChannelLayer"))
     assert settings.CELERY_TASK_ALWAYS_EAGER is False
 
 

@@ -37,14 +37,11 @@ def blue_deck(rng: random.Random) -> dict:
     return {"format": "Legacy", "main": [[k, v] for k, v in main.items()], "side": [[k, v] for k, v in side.items()]}
 
 
-@pytest.fixture
-def tiny_corpus(catalogue, settings, tmp_path):
-    """Real commands: import a generated corpus (40 decks, Modern burn and Legacy blue) and train embeddings (dim 8).
-    Enough for the masked completer's neighbour vote; ``tiny_models`` adds a Manamorphosis model."""
-    settings.MTG_MODEL_DIR = tmp_path / "models"
-    settings.MTG_DATASET_DIR = tmp_path / "datasets"
+def import_tiny_corpus(folder) -> None:
+    """Real commands: import a generated corpus (40 decks, Modern burn and Legacy blue; written in ``folder``) and
+    train embeddings (dim 8). Needs the sample catalogue. Also what bench/scale.py trains its workers' model on."""
     rng = random.Random(3)
-    corpus = tmp_path / "corpus.jsonl"
+    corpus = folder / "corpus.jsonl"
     with open(corpus, "w") as fh:
         for i in range(40):
             deck = burn_deck(rng) if i % 4 else blue_deck(rng)
@@ -53,6 +50,21 @@ def tiny_corpus(catalogue, settings, tmp_path):
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("import_decks", corpus=str(corpus), **quiet)
     call_command("train_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1, **quiet)
+
+
+def train_tiny_diffusion() -> None:
+    """A 1-layer Manamorphosis denoiser trained for a few steps (train_diffusion) on the imported corpus."""
+    call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
+                 context_layers=1, eval_every=0, split_date="2026-06-01", stdout=io.StringIO(), stderr=io.StringIO())
+
+
+@pytest.fixture
+def tiny_corpus(catalogue, settings, tmp_path):
+    """:func:`import_tiny_corpus`: enough for the masked completer's neighbour vote; ``tiny_models`` adds a
+    Manamorphosis model."""
+    settings.MTG_MODEL_DIR = tmp_path / "models"
+    settings.MTG_DATASET_DIR = tmp_path / "datasets"
+    import_tiny_corpus(tmp_path)
     from decks.completion import service
 
     service.reset_completers()
@@ -61,10 +73,8 @@ def tiny_corpus(catalogue, settings, tmp_path):
 
 @pytest.fixture
 def tiny_models(tiny_corpus):
-    """``tiny_corpus`` and a 1-layer Manamorphosis denoiser trained for a few steps (train_diffusion)."""
-    quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
-    call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
-                 context_layers=1, eval_every=0, split_date="2026-06-01", **quiet)
+    """``tiny_corpus`` and :func:`train_tiny_diffusion`."""
+    train_tiny_diffusion()
     from decks.completion import service
 
     service.reset_completers()  # a fresh process would build them from the new versions
