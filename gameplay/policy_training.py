@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gameplay import carddb
 from gameplay import training as value_training
 from gameplay.core import policy, selfplay, value
 from gameplay.gauntlet.service import sample_decks
@@ -31,7 +32,7 @@ EVAL_SEED = 31000  # held-out games: seeds 31000 + i (training 30000 + i; the va
 DEFAULTS = {"games": 60, "workers": 2, "seed": 30000, "imitate": "VeryHard", "records": None, "from_records": [],
             "celery": False, "width": 64, "layers": 2, "heads": 4, "epochs": 30, "lr": 2e-3, "batch": 64,
             "weight_decay": 1e-4, "notes": ""}
-QUICK = {"games": 2, "workers": 1, "imitate": "Medium", "epochs": 3, "width": 16, "layers": 1, "heads": 2}
+QUICK = {"games": 2, "workers": 1, "imitate": "Easy", "epochs": 3, "width": 16, "layers": 1, "heads": 2}
 
 
 def read_records(path: Path) -> list[dict]:
@@ -43,8 +44,13 @@ def read_records(path: Path) -> list[dict]:
 
 def play(games: int, seed: int, workers: int, progress: Progress, *, imitate: str = "VeryHard",
          records_path: str | None = None, celery: bool = False) -> tuple[list[dict], list[str]]:
-    """``games`` self-play games, both seats ``imitate``, as decision records: (records, failed games)."""
-    runner = None
+    """``games`` self-play games, both seats ``imitate``, as decision records: (records, failed games). One worker
+    plays them in this process; more, in spawned processes; ``celery``, as tasks on the Celery workers."""
+    def here(jobs):
+        engine = carddb.get_engine()
+        return (selfplay.pool_decisions({**job, "engine": engine}) for job in jobs)
+
+    runner = here if workers == 1 else None
     if celery:
         from gameplay.tasks import policy_games_over_workers  # noqa: PLC0415 - the tasks sit above this module
 

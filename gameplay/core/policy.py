@@ -1,8 +1,8 @@
 """The policy/value network: a prior over a decision's legal actions and P(win), from the position's mechanics.
 
-After ForgeRL (a policy/value network over Forge's game state trained first to imitate Forge's AI, then
-on its own games) and AlphaZero (the network's prior steers PUCT and its value scores the leaves), on
-the engine's own state JSON:
+After ForgeRL as issue 19 describes it (a network over the position's mechanics and each legal action, giving a
+prior over the actions and a value, trained first by imitation of the engine's strongest AI) and AlphaZero (Silver
+et al. 2017: the prior steers PUCT, the value scores the leaves), on the engine's own state JSON:
 
 - ``slim_state(state)``: the part of ``Game.state()`` the encoder reads (the zones a player can see into
   and their objects, without the engine's bookkeeping): about 30 KB instead of 0.5 MB, so self-play can

@@ -82,9 +82,9 @@ def pool_rows(job: dict) -> tuple[int, list[dict], str | None]:
 
 
 def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int, levels=("VeryHard", "VeryHard"),
-                     imitate: str = "VeryHard", max_decisions: int = 3000) -> list[dict]:
+                     imitate: str | None = None, max_decisions: int = 3000) -> list[dict]:
     """Play one game between the engine AIs ``levels``; return a record per real decision of a seat played by
-    ``imitate``: ``{"state": slim_state, "seat", "actions": [offered, pruned, as dicts], "choice": index of the
+    ``imitate`` (None: of both seats): ``{"state": slim_state, "seat", "actions": [offered, pruned, as dicts], "choice": index of the
     AI's action among them (None when it chose outside them: a four-creature attack), "value_x": [the 36
     features from the seat's side, from the other's], "turn", "won": 1/0}``. None when the game is drawn or cut."""
     game = engine.new_game(deck_a, deck_b, seed=seed)
@@ -96,7 +96,7 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
             game.apply(seat, legal[0])
             continue
         action = game.ai_action(seat, levels[seat])
-        if levels[seat] == imitate:
+        if imitate in (None, levels[seat]):
             lookup = ObjectLookup(game)
             keys = [signature(a, lookup) for a in offered]
             want = signature(action, lookup) if action is not None else None
