@@ -30,8 +30,8 @@ from ml.progress import Progress
 KIND = "game_policy_net"
 EVAL_SEED = 31000  # held-out games: seeds 31000 + i (training 30000 + i; the value model 20000+, the benches 1000+, 5000+)
 DEFAULTS = {"games": 60, "workers": 2, "seed": 30000, "imitate": "VeryHard", "records": None, "from_records": [],
-            "celery": False, "width": 64, "layers": 2, "heads": 4, "epochs": 30, "lr": 2e-3, "batch": 64,
-            "weight_decay": 1e-4, "notes": ""}
+            "celery": False, "width": 64, "layers": 2, "heads": 4, "epochs": 20, "lr": 1e-3, "batch": 64,
+            "weight_decay": 1e-4, "teacher": 0.5, "notes": ""}
 QUICK = {"games": 2, "workers": 1, "imitate": "Easy", "epochs": 3, "width": 16, "layers": 1, "heads": 2}
 
 
@@ -59,17 +59,23 @@ def play(games: int, seed: int, workers: int, progress: Progress, *, imitate: st
                                      schedule=((imitate, imitate),), task=selfplay.pool_decisions, runner=runner)
 
 
-def samples(records: list[dict]) -> tuple[list, np.ndarray, np.ndarray]:
+def samples(records: list[dict], teacher: float = 0.0) -> tuple[list, np.ndarray, np.ndarray]:
     """Encoded samples, their policy targets (-1: none) and value targets: each record from the acting seat's
-    side (with its actions and the AI's choice), then from the other seat's (value only)."""
+    side (with its actions and the AI's choice), then from the other seat's (value only). A value target is the
+    winner, mixed with the share ``teacher`` of the 36-feature value model's P(win) of the position (trained on
+    165 games' outcomes: a few dozen games are too few outcomes for the network's value alone)."""
+    model = value.default_model() if teacher else None
     out, choice, won = [], [], []
     for r in records:
+        target = float(r["won"])
+        if model is not None:
+            target = (1 - teacher) * target + teacher * model.predict(r["value_x"][0], r["value_x"][1])
         out.append(policy.encode(r["state"], r["seat"], r["actions"]))
         choice.append(-1 if r.get("choice") is None else r["choice"])
-        won.append(r["won"])
+        won.append(target)
         out.append(policy.encode(r["state"], 1 - r["seat"], []))
         choice.append(-1)
-        won.append(1 - r["won"])
+        won.append(1 - target)
     return out, np.asarray(choice), np.asarray(won, dtype=np.float32)
 
 
@@ -85,8 +91,8 @@ def fit_records(records: list[dict], p: dict, progress: Progress, valid_share: f
     held = set(rng.permutation(seeds)[: max(1, int(len(seeds) * valid_share))].tolist())
     train = [r for r in records if r["seed"] not in held]
     valid = [r for r in records if r["seed"] in held]
-    x_tr, c_tr, y_tr = samples(train)
-    x_va, c_va, y_va = samples(valid)
+    x_tr, c_tr, y_tr = samples(train, p["teacher"])
+    x_va, c_va, y_va = samples(valid)  # validated against the winners alone
     torch.manual_seed(0)
     net = policy.build_net(p["width"], p["layers"], p["heads"])
     opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
@@ -139,7 +145,7 @@ def fit_records(records: list[dict], p: dict, progress: Progress, valid_share: f
     chosen = collections.Counter(r["actions"][r["choice"]]["type"] for r in train if r.get("choice") is not None)
     info = {"games": len(seeds), "decisions": len(records), "valid_games": len(held), "best_epoch": best_epoch,
             **{f"valid_{k}": v for k, v in history[best_epoch].items()}, "epochs": p["epochs"],
-            "config": {k: p[k] for k in ("width", "layers", "heads")}, "imitate": records[0].get("levels", [None])[0],
+            "config": {k: p[k] for k in ("width", "layers", "heads")}, "teacher": p["teacher"], "imitate": records[0].get("levels", [None])[0],
             "kind_order": [k for k, _ in chosen.most_common()], "train_cpu_seconds": round(time.process_time() - start, 1),
             "parameters": sum(t.numel() for t in net.parameters())}
     return net, info
@@ -162,7 +168,8 @@ def fit(params: dict, progress: Progress):
             progress.log(line)
         records += played
     net, info = fit_records(records, p, progress)
-    info["seeds"] = f"{p['seed']}..{p['seed'] + p['games'] - 1}" if p["games"] else None
+    seeds = sorted({r["seed"] for r in records})
+    info["seeds"] = f"{seeds[0]}..{seeds[-1]}"
     return net, info
 
 
@@ -260,6 +267,6 @@ def metadata(config: dict) -> dict:
 GAME_POLICY_NET = Kind(
     KIND, shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
     parameters={"games": int, "workers": int, "seed": int, "imitate": str, "celery": bool, "epochs": int, "width": int,
-                "layers": int, "heads": int, "lr": float, "batch": int, "weight_decay": float},
+                "layers": int, "heads": int, "lr": float, "batch": int, "weight_decay": float, "teacher": float},
     evaluate_parameters={"games": int, "workers": int, "seed": int, "imitate": str},
     quick=lambda scope: dict(QUICK))

@@ -29,12 +29,14 @@ class Command(BaseCommand):
         for name in ("epochs", "width", "layers", "heads", "batch"):
             parser.add_argument(f"--{name}", type=int)
         parser.add_argument("--lr", type=float)
+        parser.add_argument("--teacher", type=float,
+                            help="share of the 36-feature value model's P(win) in the value target (default 0.5)")
         parser.add_argument("--activate", action="store_true", help="make it the active version")
         parser.add_argument("--notes", default="")
 
     def handle(self, *args, **opts):
         params = {**(QUICK if opts["preset"] == "quick" else {}),
-                  **{k: opts[k] for k in DEFAULTS if opts.get(k) not in (None, [], False)}}
+                  **{k: opts[k] for k in DEFAULTS if opts.get(k) is not None and opts.get(k) != [] and opts.get(k) is not False}}
         try:
             net, info = fit(params, BarProgress(progress, self.stderr.write))
             version = register(net, info, opts["notes"])
