@@ -8,6 +8,7 @@ from django.core.cache import cache
 
 from gameplay.carddb import get_engine
 from gameplay.core.parallel import search_part as run_part
+from gameplay.core.selfplay import pool_decisions
 from gameplay.play import PROTOCOL_VERSION, advice, session
 from mtgsite.recovery import max_attempts
 
@@ -118,3 +119,15 @@ def advice_spread(budget) -> tuple[int, object]:
     if parts <= 0 or settings.CELERY_TASK_ALWAYS_EAGER or not long_enough:
         return 1, None
     return 1 + parts, spread_over_workers
+
+
+@shared_task(name="gameplay.policy_game", soft_time_limit=600)
+def policy_game(job: dict) -> list:
+    """One self-play game for the policy/value network on this worker's engine: (index, decision records, error)."""
+    return list(pool_decisions({**job, "engine": get_engine()}))
+
+
+def policy_games_over_workers(jobs: list[dict]):
+    """The games as Celery tasks (eager on the embedded stack), their results in order as each comes."""
+    for result in [policy_game.apply_async(args=[job]) for job in jobs]:
+        yield tuple(result.get(disable_sync_subtasks=False))

@@ -30,7 +30,8 @@ DEFAULTS = {"games": 480, "workers": 2, "seed": 20000, "rows": None, "from_rows"
 SCHEDULE = (("Medium", "Medium"), ("Medium", "Medium"), ("VeryHard", "Medium"), ("Medium", "VeryHard"))
 
 
-def read_rows(path: Path) -> list[dict]:
+def read_lines(path: Path, ok, what: str) -> list[dict]:
+    """The JSON objects of a JSON-lines file, each checked by ``ok(obj)``; the first bad line is refused."""
     rows = []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
@@ -38,21 +39,29 @@ def read_rows(path: Path) -> list[dict]:
                 continue
             try:
                 row = json.loads(line)
-                x = row.get("x") if isinstance(row, dict) else None
-                ok = (isinstance(x, list) and len(x) == len(value.FEATURES) and row.get("won") in (0, 1)
-                      and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x) and "seed" in row)
+                good = isinstance(row, dict) and ok(row)
             except ValueError:
-                ok = False
-            if not ok:
-                raise TrainingError(f"{path}:{n} is not a position row of the current features")
+                good = False
+            if not good:
+                raise TrainingError(f"{path}:{n} is not {what}")
             rows.append(row)
     return rows
 
 
+def read_rows(path: Path) -> list[dict]:
+    def ok(row):
+        x = row.get("x")
+        return (isinstance(x, list) and len(x) == len(value.FEATURES) and row.get("won") in (0, 1)
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x) and "seed" in row)
+    return read_lines(path, ok, "a position row of the current features")
+
+
 def play_games(games: int, seed: int, workers: int, progress: Progress, *, rows_path: str | None = None,
-               schedule=SCHEDULE) -> tuple[list[dict], list[str]]:
+               schedule=SCHEDULE, task=selfplay.pool_rows, runner=None) -> tuple[list[dict], list[str]]:
     """Self-play games between the sample decks (every ordered pair in turn, the engine AIs of
-    ``schedule`` in turn), in ``workers`` spawned processes: (labelled rows, failed games)."""
+    ``schedule`` in turn), in ``workers`` spawned processes: (labelled rows, failed games). ``task`` plays
+    one game's job (``selfplay.pool_rows``: value rows; ``pool_decisions``: the policy network's records);
+    ``runner(jobs)``, when given, runs them elsewhere instead (Celery workers), yielding what ``task`` returns."""
     decks = sample_decks()
     if len(decks) < 2:
         raise TrainingError("the sample decks file is missing (set MTG_DATA_DIR)")
@@ -71,8 +80,8 @@ def play_games(games: int, seed: int, workers: int, progress: Progress, *, rows_
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=selfplay.pool_init, initargs=(str(path),)) as pool:
-            for index, part, error in progress.bar(pool.map(selfplay.pool_rows, jobs), total=len(jobs),
-                                                   desc="self-play games"):
+            results = runner(jobs) if runner is not None else pool.map(task, jobs)
+            for index, part, error in progress.bar(results, total=len(jobs), desc="self-play games"):
                 if error:
                     failed.append(f"game {index}: {error}")
                 rows += part

@@ -9,6 +9,7 @@ class ModelVersion(models.Model):
         ("deck_masked", "Deck completion: masked diffusion + retrieval"),
         ("draft_bot", "Draft bot"),
         ("game_policy", "Game policy/value"),
+        ("game_policy_net", "Game policy/value network (search prior and leaf value)"),
     ]
     kind = models.CharField(max_length=30, choices=KINDS, db_index=True)
     scope = models.CharField(max_length=40, blank=True, default="", help_text="e.g. a set code for draft bots")

@@ -6,7 +6,10 @@ Monte Carlo, MCTS or minimax) on this process, or root parallelism over processe
 (``gameplay.core.parallel``). ``LEVELS`` name the settings a person (the play page's advice) or a
 player (``gameplay.core.players.SearchPlayer``) picks from.
 
-Pure: no Django; imports engine, pruning, value, the search package and parallel only. Used by the
+With a policy/value network active (``gameplay.core.policy.active_evaluator``: the shell's resolver names it)
+every level searches with it: its prior in PUCT, its value at the leaves; without one, as before.
+
+Pure: no Django; imports engine, pruning, value, policy, the search package and parallel only. Used by the
 play page's advisor (streams ``on_progress``), the search players and the benches.
 """
 from __future__ import annotations
@@ -15,6 +18,7 @@ import time
 from typing import Callable
 
 from gameplay.core.engine import Action, EngineError, Game, IllegalAction
+from gameplay.core.policy import active_evaluator
 from gameplay.core.parallel import recommend_parallel
 from gameplay.core.pruning import prune_actions
 from gameplay.core.search.algorithms import ALGORITHMS, make_search
@@ -74,7 +78,7 @@ def forced_recommendation(action: Action, start: float, algorithm: str, estimate
 def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget | None = None, seed: int = 0,
               workers: int = 1, on_progress: Callable[[Recommendation], None] | None = None,
               config: SearchConfig | None = None, hint: Action | None = None,
-              include: list[Action] | None = None, spread=None) -> Recommendation:
+              include: list[Action] | None = None, spread=None, evaluator="active") -> Recommendation:
     """The best action for ``seat`` now, the expected line, a win estimate and the alternatives.
 
     Without ``budget``/``config`` the ``default`` level's are used (for flat/minimax, that level's).
@@ -85,6 +89,7 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
     ``include`` are actions that must stay among the candidates when ``max_candidates`` cuts them.
     ``workers > 1`` is root parallelism: on this machine's processes, or through ``spread`` (a function
     that starts part payloads elsewhere, e.g. on Celery workers; see ``gameplay.core.parallel``).
+    ``evaluator``: the policy/value network to search with ("active": the active one, if any; None: none).
     """
     start = time.perf_counter()
     if algorithm not in ALGORITHMS:
@@ -105,11 +110,13 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
         if on_progress is not None:
             on_progress(rec)
         return rec
+    if evaluator == "active":
+        evaluator = active_evaluator()
     if workers and workers > 1:
         return recommend_parallel(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
                                   on_progress=on_progress, config=config, hint=hint, actions=actions, start=start,
-                                  include=include, spread=spread)
+                                  include=include, spread=spread, evaluator=evaluator)
     search = make_search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
-                         on_progress=on_progress, hint=hint, actions=actions, include=include)
+                         on_progress=on_progress, hint=hint, actions=actions, include=include, evaluator=evaluator)
     search.start = start
     return search.run()

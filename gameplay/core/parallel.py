@@ -21,7 +21,8 @@ by then, a part that starts with less than half its time left returns at once wi
 the caller waits for answers only a few seconds past it, so a busy queue costs simulations, not
 the person's time.
 
-Pure: no Django; imports ``gameplay.core.engine`` and the search package only (the advisor calls
+Pure: no Django; imports ``gameplay.core.engine``, ``policy`` (a part loads the caller's network by its path)
+and the search package only (the advisor calls
 ``recommend_parallel``; ``gameplay.tasks`` runs ``search_part`` on Celery workers).
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from gameplay.core.engine import Action, Game, PhaseEngine
+from gameplay.core.policy import evaluator_at
 from gameplay.core.search.algorithms import make_search
 from gameplay.core.search.base import Budget, Search, SearchConfig
 
@@ -71,12 +73,13 @@ def _init_worker(source, progress_queue):
 
 
 def part_payload(index: int, state: dict, seat: int, algorithm: str, budget, seed: int, config, hint,
-                 action_keys: list[str], include_keys=(), source=None, deadline: float | None = None) -> dict:
+                 action_keys: list[str], include_keys=(), source=None, deadline: float | None = None,
+                 net: str | None = None) -> dict:
     """One part of a root-parallel search as plain JSON (what a process or a Celery worker is sent)."""
     return {"index": index, "state": state, "seat": seat, "algorithm": algorithm,
             "budget": {"seconds": budget.seconds, "simulations": budget.simulations}, "seed": seed,
             "config": dict(vars(config)), "hint": hint, "keys": list(action_keys), "include": list(include_keys),
-            "card_source": source if isinstance(source, str) else None, "deadline": deadline}
+            "card_source": source if isinstance(source, str) else None, "deadline": deadline, "net": net}
 
 
 def search_part(engine, part: dict, on_progress=None) -> dict:
@@ -109,8 +112,10 @@ def search_part(engine, part: dict, on_progress=None) -> dict:
             last[0] = now
             on_progress(search.root_stats())
 
+    evaluator = evaluator_at(part["net"]) if part.get("net") else None  # the caller's policy/value network
     search = make_search(game, seat, algorithm=part["algorithm"], budget=budget, seed=part["seed"], config=config,
-                         on_progress=post, hint=hint_action, state=part["state"], actions=actions, include=include)
+                         on_progress=post, hint=hint_action, state=part["state"], actions=actions, include=include,
+                         evaluator=evaluator)
     search.run()
     return search.root_stats()
 
@@ -189,14 +194,15 @@ def merge(search: Search, remote: dict[int, dict]):
 
 
 def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, workers, on_progress, config, hint,
-                       actions, start, include=None, spread=None):
+                       actions, start, include=None, spread=None, evaluator=None):
     config = config or SearchConfig()
     budget = budget or Budget(seconds=1.0)
     source = card_source(game.engine)
     state = game.state()
     if source is None and spread is None:  # the engine does not say where its cards came from: search here only
         search = make_search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
-                             on_progress=on_progress, hint=hint, state=state, actions=actions, include=include)
+                             on_progress=on_progress, hint=hint, state=state, actions=actions, include=include,
+                             evaluator=evaluator)
         search.start = start
         rec = search.run()
         rec.stats["workers"] = 1
@@ -213,7 +219,8 @@ def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, worker
     deadline = time.time() + budget.seconds if spread is not None and budget.seconds else None
     wait_until = deadline + SPREAD_SLACK_SECONDS if deadline else time.time() + max(5.0, (budget.seconds or 30.0) * 4 + 30)
     parts = [part_payload(i, state, seat, algorithm, share, seed * 7919 + i, config, hint_d, keys, include_keys,
-                          source=source, deadline=deadline) for i in range(1, workers)]
+                          source=source, deadline=deadline, net=getattr(evaluator, "path", None))
+             for i in range(1, workers)]
     pool = q = None
     waiters: list = []
     spread_error = None
@@ -253,7 +260,7 @@ def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, worker
 
     search = make_search(game, seat, algorithm=algorithm, budget=share, seed=seed * 7919, config=config,
                          on_progress=progress if on_progress else None, hint=hint, state=state, actions=actions,
-                         include=include)
+                         include=include, evaluator=evaluator)
     search.start = start
     local = search.run()
     if spread_error:

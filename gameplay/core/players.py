@@ -1,9 +1,10 @@
 """Players: anything that chooses an action for a seat. Used by play-vs-AI, the gauntlet and benches.
 
 ``make_player("engine:Medium")``, ``make_player("random")`` and ``make_player("search:default")``
-(``SearchPlayer`` at one of the advisor's ``LEVELS``) build them from a short spec string.
+(``SearchPlayer`` at one of the advisor's ``LEVELS``, with the active policy/value network when there is one) and
+``make_player("net")`` (``NetPlayer``: the network alone, or ``net:<weights file>``) build them from a short spec string.
 
-Pure: no Django; imports engine, pruning, the search's base and the advisor only.
+Pure: no Django; imports engine, pruning, policy, the search's base and the advisor only.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Callable, Protocol
 
 from gameplay.core.advisor import LEVELS, recommend
 from gameplay.core.engine import DIFFICULTIES, MAIN_PHASES, Action, Game
+from gameplay.core.policy import active_evaluator, evaluator_at
 from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig
 
@@ -102,6 +104,7 @@ class SearchPlayer:
         self.game_seconds: float | None = spec.get("game_seconds")
         self.defer_low: str | None = spec.get("defer_low")  # the cheaper AI once the bank is spent
         self.contest: str | None = spec.get("contest")      # search only where this level disagrees
+        self.evaluator = spec.get("evaluator", "active")    # the policy/value network (advisor.recommend)
         self.seed = seed
         self.calls = 0
         self._last_turn = 0
@@ -159,7 +162,8 @@ class SearchPlayer:
         self.calls += 1
         search_cpu = time.process_time()
         rec = recommend(game, seat, algorithm=self.algorithm, budget=budget, seed=self.seed * 100_003 + self.calls,
-                        workers=self.workers, config=self.config, hint=strong, include=[other] if other else None)
+                        workers=self.workers, config=self.config, hint=strong, include=[other] if other else None,
+                        evaluator=self.evaluator)
         spent = time.process_time() - search_cpu
         self.bank_spent += time.process_time() - cpu
         self.last = rec
@@ -182,6 +186,24 @@ class SearchPlayer:
                                      "simulations": rec.simulations})
             return rec.action
         return strong
+
+
+class NetPlayer:
+    """The policy/value network alone: its most likely action at each real decision, nothing searched."""
+
+    def __init__(self, evaluator):
+        if evaluator is None:
+            raise ValueError("no policy/value network is active (train one: manage.py train_game_policy)")
+        self.evaluator = evaluator
+        self.name = "net"
+
+    def choose(self, game: Game, seat: int) -> Action:
+        legal = game.legal_actions(seat)
+        actions = prune_actions(game, legal) if len(legal) > 1 else legal
+        if len(actions) == 1:
+            return actions[0]
+        priors, _ = self.evaluator.predict(game.state(), seat, actions)  # encodes only what the seat may see
+        return actions[max(range(len(actions)), key=priors.__getitem__)]
 
 
 def modelling(config: SearchConfig, opponent_level: str | None) -> SearchConfig:
@@ -209,6 +231,7 @@ FACTORIES: dict[str, Callable[[str, int], Player]] = {
     "random": lambda arg, seed: RandomPlayer(seed),
     "engine": lambda arg, seed: EnginePlayer(arg or "Medium"),
     "search": _search_player,
+    "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else active_evaluator()),  # net[:weights file]
 }
 
 

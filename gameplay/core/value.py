@@ -234,25 +234,33 @@ def _cached(path: str, mtime: float) -> ValueModel:
 # A shell may say where the model in use lives (the site: the active ``game_policy`` version of the
 # model registry): ``set_resolver(fn)``, ``fn() -> path or None``, asked at most every RESOLVE_SECONDS.
 RESOLVE_SECONDS = 5.0
-_resolver = {"fn": None, "at": -math.inf, "path": None}
 
 
-def set_resolver(fn) -> None:
-    _resolver.update(fn=fn, at=-math.inf, path=None)
+class Resolver:
+    """Where the shell says a model in use lives: ``fn() -> path or None``, asked at most every RESOLVE_SECONDS
+    (a failing ``fn`` keeps the last answer)."""
+
+    def __init__(self):
+        self.fn, self.at, self.path = None, -math.inf, None
+
+    def set(self, fn) -> None:
+        self.fn, self.at, self.path = fn, -math.inf, None
+
+    def __call__(self) -> str | None:
+        if self.fn is None:
+            return None
+        now = time.monotonic()
+        if now - self.at >= RESOLVE_SECONDS:
+            self.at = now
+            try:
+                self.path = self.fn()
+            except Exception:  # noqa: BLE001 - the resolver's failure keeps the last answer
+                pass
+        return self.path
 
 
-def _resolved() -> str | None:
-    fn = _resolver["fn"]
-    if fn is None:
-        return None
-    now = time.monotonic()
-    if now - _resolver["at"] >= RESOLVE_SECONDS:
-        _resolver["at"] = now
-        try:
-            _resolver["path"] = fn()
-        except Exception:  # noqa: BLE001 - the resolver's failure keeps the last answer
-            pass
-    return _resolver["path"]
+_resolved = Resolver()
+set_resolver = _resolved.set
 
 
 def default_model() -> ValueModel:

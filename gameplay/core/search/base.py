@@ -12,7 +12,12 @@ The engine is slow (a copy is ``state()`` + ``load()``, 20-60 ms; a two-turn rol
 so: the game is snapshotted once, each determinization once; a simulation loads one and
 replays a handful of actions; equivalent actions are pruned (``gameplay.core.pruning``); forced
 decisions are never searched; the engine's own attack/block prompts already restrict attacker
-subsets. A search never touches the game it is given. An engine error inside a simulation
+subsets. A search never touches the game it is given.
+
+A learned evaluator plugs in from outside (``evaluator``: any object with ``predict(state, seat, actions) ->
+(a probability per action, P(seat wins))``, e.g. ``gameplay.core.policy.NetEvaluator``): its prior replaces the engine's choice as the
+PUCT prior (the engine's choice stays the default to beat) and orders the candidates ``max_candidates`` keeps,
+and its value scores the leaves where the tree stops (``net_rollout``: after the rollout instead). An engine error inside a simulation
 (a panic, an action the engine refuses) drops that simulation and the search goes on.
 
 Imports engine, pruning and value only.
@@ -77,6 +82,7 @@ class SearchConfig:
     rescue_policy: str | None = None     # the AI that takes over a seat whose cheap policy stalls (see _policy)
     leaf: str = "engine"                 # what scores a cut rollout: "engine" (its evaluation, squashed) or
                                          # "learned" (gameplay.core.value's model; bench/eval_quality.py)
+    net_rollout: bool = False            # with an evaluator: play the rollout before its value (else none)
 
     def __post_init__(self):
         if self.leaf not in LEAVES:
@@ -186,8 +192,9 @@ class Search:
     def __init__(self, game: Game, seat: int, *, budget: Budget | None = None, seed: int = 0,
                  config: SearchConfig | None = None, on_progress: Callable[[Recommendation], None] | None = None,
                  hint: Action | None = None, state: dict | None = None, actions: list[Action] | None = None,
-                 include: list[Action] | None = None):
+                 include: list[Action] | None = None, evaluator=None):
         self.engine = game.engine
+        self.evaluator = evaluator
         self.seat = seat
         self.cfg = config or SearchConfig()
         self.budget = budget or Budget(seconds=1.0)
@@ -273,6 +280,8 @@ class Search:
         done = self._outcome(game)
         if done is not None:
             return done
+        if self.evaluator is not None:
+            return self.evaluator.predict(game.state(), self.seat, [])[1]
         if self.cfg.leaf == "learned":
             return default_model().win_probability(game.state(), self.seat, game.evaluate(self.seat),
                                                         game.evaluate(1 - self.seat))
@@ -313,8 +322,16 @@ class Search:
         return "stuck", []
 
     def rollout(self, game: Game) -> float:
-        self.advance(game, in_tree=False)
+        if self.evaluator is None or self.cfg.net_rollout:
+            self.advance(game, in_tree=False)
         return self.value(game)
+
+    def node_priors(self, game: Game, actions: list[Action]) -> list[float]:
+        """The PUCT prior of a decision of ``seat`` inside the tree: the evaluator's, else ``prior_weight`` on the
+        rollout AI's choice."""
+        if self.evaluator is not None:
+            return self.evaluator.predict(game.state(), self.seat, actions)[0]
+        return priors(actions, self._policy(game, self.seat, self.cfg.rollout_policy).key, self.cfg.prior_weight)
 
     def _apply_key(self, game: Game, action: Action):
         game.apply(self.seat, Action(self.seat, action.kind, action.data, action.label))
@@ -344,6 +361,17 @@ class Search:
             return None
         return self._representative(choice)
 
+    def _net_priors(self) -> dict[str, float] | None:
+        """The evaluator's prior of each root action by key (from ``seat``'s view of the root state), or None."""
+        if self.evaluator is None or len(self.actions) < 2:
+            return None
+        try:
+            return dict(zip((a.key for a in self.actions),
+                            self.evaluator.predict(self.root_state, self.seat, self.actions)[0]))
+        except SIM_ERRORS as exc:
+            self._drop(exc)
+            return None
+
     def _drop(self, exc: BaseException):
         self.dropped += 1
         if len(self.errors) < 5:
@@ -353,12 +381,18 @@ class Search:
         if len(self.actions) == 0:
             raise IllegalAction(f"seat {self.seat} has no decision to make now")
         self.prior_key = self._root_prior() if len(self.actions) > 1 else None
+        net = self._net_priors()
+        if net is not None:  # the candidates a cut keeps are the network's favourites
+            self.actions = sorted(self.actions, key=lambda a: -net[a.key])
         if self.cfg.max_candidates and len(self.actions) > self.cfg.max_candidates:
             wanted = {self.prior_key} | {self._representative(a) for a in self.include}
             keep = [a for a in self.actions if a.key in wanted]
             keep += [a for a in self.actions if a.key not in wanted][:max(0, self.cfg.max_candidates - len(keep))]
             self.actions = [a for a in self.actions if a in keep]
         weights = priors(self.actions, self.prior_key, self.cfg.prior_weight)
+        if net is not None:  # renormalised over the candidates kept
+            total = sum(net[a.key] for a in self.actions) or 1.0
+            weights = [net[a.key] / total for a in self.actions]
         self.edges = [Edge(a, p) for a, p in zip(self.actions, weights)]
         if len(self.actions) > 1:
             self._run()
@@ -426,6 +460,9 @@ class Search:
                  "budget": self.budget.to_dict(),
                  "prior": next((e.label for e in self.edges if e.key == self.prior_key), None)}
         stats.update(self._stats())
+        if self.evaluator is not None:
+            stats["net"] = {"calls": getattr(self.evaluator, "calls", None),
+                            "seconds": round(getattr(self.evaluator, "seconds", 0.0), 3)}
         if self.errors:
             stats["errors"] = list(self.errors)
         stats.update(self.extra_stats)

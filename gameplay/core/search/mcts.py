@@ -6,7 +6,8 @@ engine seed) owns its own subtree below a shared root whose statistics are summe
 The opponent's decisions inside the tree and both sides' decisions in rollouts are the engine's
 cheap AI; rollouts stop after ``horizon`` turns and are scored by the leaf value (the engine's
 evaluation squashed to a win probability, or the learned model; a finished game scores 1 / 0 / 0.5).
-The engine's stronger AI choice is the PUCT prior.
+The engine's stronger AI choice is the PUCT prior, or a learned evaluator's prior (``gameplay.core.policy``),
+whose value then scores the leaves (``Search``).
 
 Imports the search's base only.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from gameplay.core.search.base import SIM_ERRORS, Edge, Node, Search, priors
+from gameplay.core.search.base import SIM_ERRORS, Edge, Node, Search
 
 
 class MCTSSearch(Search):
@@ -65,8 +66,7 @@ class MCTSSearch(Search):
                         break
                     node = holder.next.get(k)
                     if node is None:  # expand: our next decision in this determinization
-                        favourite = self._policy(game, self.seat, self.cfg.rollout_policy).key
-                        node = Node([Edge(a, p) for a, p in zip(actions, priors(actions, favourite, self.cfg.prior_weight))])
+                        node = Node([Edge(a, p) for a, p in zip(actions, self.node_priors(game, actions))])
                         holder.next[k] = node
                         child = self._select(node.edges, 0, 0.5)
                         self._apply_key(game, child.action)
