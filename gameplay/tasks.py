@@ -1,5 +1,6 @@
 """Celery tasks of the gameplay app (found by the Celery app's autodiscovery), and their queueing (above
 gameplay.play, the service they run)."""
+import functools
 import logging
 
 from celery import shared_task
@@ -7,6 +8,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from gameplay.carddb import get_engine
+from gameplay.core import strength
+from gameplay.core.engine import PhaseEngine
 from gameplay.core.parallel import search_part as run_part
 from gameplay.play import PROTOCOL_VERSION, advice, session
 from mtgsite.recovery import max_attempts
@@ -118,3 +121,16 @@ def advice_spread(budget) -> tuple[int, object]:
     if parts <= 0 or settings.CELERY_TASK_ALWAYS_EAGER or not long_enough:
         return 1, None
     return 1 + parts, spread_over_workers
+
+
+@functools.lru_cache(maxsize=2)
+def _engine_over(card_data: str):
+    return PhaseEngine(card_data)
+
+
+@shared_task(name="gameplay.strength_game", acks_late=True, reject_on_worker_lost=True, soft_time_limit=900)
+def strength_game(job: dict, player: str, cards: dict, card_data: str | None = None) -> dict:
+    """One game of the paired strength yardstick (``bench/game_strength.py --pool --celery``): ``player`` in
+    the job's seat, on the card database file ``card_data`` (the bench's, on a shared disk) or this worker's.
+    A game is a pure function of its job, so a copy redelivered after a worker died plays it again."""
+    return strength.play(_engine_over(card_data) if card_data else get_engine(), job, player, cards)
