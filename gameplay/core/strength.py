@@ -15,6 +15,7 @@ workers.
 from __future__ import annotations
 
 import time
+import zlib
 from typing import Iterable, Sequence
 
 from gameplay.core.gauntlet import expand, sign_test, wilson
@@ -26,17 +27,24 @@ BASELINE = "engine:VeryHard"
 def jobs(pairings: Sequence[Sequence[str]], *, seeds: int, seed: int, opponent: str = BASELINE,
          max_decisions: int = 3000) -> list[dict]:
     """Every pairing (deck a, deck b; a == b for a mirror) on ``seeds`` deals, each deal with our player in
-    either seat holding either deck: deal i of pairing p is seed ``seed + 1000 * p + i``. Interleaved deal by
-    deal across the pairings, so a run cut short leaves each pairing about as far along."""
+    either seat holding either deck. Deal i of a pairing is seed ``seed + 100 * pairing_number(a, b) + i``: it
+    depends on the pairing, not on which others are run, so runs over other selections share their games.
+    Interleaved deal by deal across the pairings, so a run cut short leaves each pairing about as far along."""
     out = []
     for i in range(seeds):
-        for p, (a, b) in enumerate(pairings):
+        for a, b in pairings:
             orders = [(a, b)] if a == b else [(a, b), (b, a)]
             for decks in orders:
                 for ours_seat in (0, 1):
-                    out.append({"decks": [decks[0], decks[1]], "seed": seed + 1000 * p + i, "ours_seat": ours_seat,
+                    out.append({"decks": [decks[0], decks[1]], "seed": seed + 100 * pairing_number(a, b) + i,
+                                "ours_seat": ours_seat,
                                 "opponent": opponent, "mirror": a == b, "max_decisions": max_decisions})
     return out
+
+
+def pairing_number(a: str, b: str) -> int:
+    """A number from 0 to 99,999 fixed by the two deck names (in either order)."""
+    return zlib.crc32("|".join(sorted((a, b))).encode()) % 100_000
 
 
 def key(game: dict) -> tuple:

@@ -13,11 +13,14 @@ def test_jobs_cover_both_seats_and_both_deck_orders_on_one_deal():
     assert len(jobs) == 2 * (4 + 2)  # a pairing: each deck in each seat, ours in each seat; a mirror: ours in each seat
     keys = [strength.key(j) for j in jobs]
     assert len(set(keys)) == len(keys)
-    first = [j for j in jobs if j["seed"] == 100]
+    first = [j for j in jobs if j["seed"] == 100 + 100 * strength.pairing_number("a", "b")]
     assert {(tuple(j["decks"]), j["ours_seat"]) for j in first} == {
         (("a", "b"), 0), (("a", "b"), 1), (("b", "a"), 0), (("b", "a"), 1)}
-    assert {j["seed"] for j in jobs if j["mirror"]} == {1100, 1101} and all(j["opponent"] == "engine:VeryHard" for j in jobs)
-    assert [j["seed"] for j in jobs[:6]] == [100] * 4 + [1100] * 2  # deal by deal across the pairings
+    ab, cc = 100 + 100 * strength.pairing_number("a", "b"), 100 + 100 * strength.pairing_number("c", "c")
+    assert {j["seed"] for j in jobs if j["mirror"]} == {cc, cc + 1} and all(j["opponent"] == "engine:VeryHard" for j in jobs)
+    assert [j["seed"] for j in jobs[:6]] == [ab] * 4 + [cc] * 2  # deal by deal across the pairings
+    # a pairing's deals do not depend on the others run with it (runs over other selections share games)
+    assert {strength.key(j) for j in strength.jobs([("b", "a")], seeds=2, seed=100)} <= set(keys)
 
 
 def _game(seed, seat, player, score, mirror=False, cpu=10.0):
