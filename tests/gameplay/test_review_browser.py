@@ -43,7 +43,7 @@ def test_review_a_finished_game_in_the_browser(game_env, advice_worker, monkeypa
         page.goto(f"{server}/games/")
         page.click(f"a[href='/games/{row.pk}/review/']")
         expect(page.locator("#review-start")).to_be_visible()
-        page.click("#review-start")
+        page.click("#review-start", timeout=300_000)  # on the embedded stack the review runs inside this request
         expect(page.locator("#review-plot svg")).to_be_visible(timeout=300_000)  # polled, then reloaded when done
         expect(page.locator("#mistake-count")).to_contain_text("decisions reviewed")
         assert page.locator("#review-plot circle").count() >= 2  # a point per turn
