@@ -560,14 +560,19 @@ def yardstick(argv: list[str]) -> int:
     def write():
         games = old + new
         summary = strength.summarize(games, args.baseline)
-        per_game = {p: s["all"]["cpu_seconds_per_game"] for p, s in summary.items()}
+        base_cpu = [g["cpu_seconds"] for g in games if g["player"] == args.baseline]
+        base_mean = sum(base_cpu) / len(base_cpu) if base_cpu else 0.0
+        # a pair is our game and the baseline's (played once, shared by every player)
+        per_pair = {p: None if s["all"]["cpu_seconds_per_game"] is None else s["all"]["cpu_seconds_per_game"] + base_mean
+                    for p, s in summary.items()}
         report = {"benchmark": "game_strength", "yardstick": "paired against the engine's VeryHard in our seat",
                   "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
                   "machine": machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": args.pairings,
                                                  "close": pool.get("close")},
                   "baseline": args.baseline, "summary": summary,
-                  "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * 2 * s / 3600, 1)
-                                                     for p, s in per_game.items()},
+                  "baseline_cpu_seconds_per_game": round(base_mean, 1),
+                  "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * s / 3600, 1)
+                                                     for p, s in per_pair.items()},
                   "games": games, "run_seconds": round(time.time() - started, 1)}
         out_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = out_path.with_suffix(".tmp")
