@@ -103,8 +103,8 @@ def test_a_review_runs_as_a_job_and_only_its_owner_sees_it(game_env, advice_work
     assert "<svg" in text and "Your win estimate" in text and 'id="mistake-count"' in text
     for payload in (body, text):  # only what the person could see, and the advisor's suggestions
         assert_no_leak(payload, secret, "the review")
-    listing = client.get("/games/")
-    assert f'/games/{row.pk}/review/' in listing.content.decode()
+    for where in ("/games/", f"/games/{row.pk}/"):  # your games list and the finished game's page link to it
+        assert f'/games/{row.pk}/review/' in client.get(where).content.decode(), where
 
     # someone else's game, an unknown game: 404 on the page and the API, nothing started
     for c, url in ((other, api), (other, page), (client, f"/api/games/{uuid.uuid4()}/review"),
