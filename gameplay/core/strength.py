@@ -107,7 +107,10 @@ def pairs(games: Iterable[dict], player: str, baseline: str = BASELINE) -> list[
 
 def compare(matched: list[tuple[dict, dict]]) -> dict:
     """The paired comparison: our and the baseline's win rates (95% Wilson), the concordant and discordant
-    pairs, the two-sided sign test on the discordant ones, and CPU seconds per game."""
+    pairs, the two-sided sign test on the discordant ones, and CPU seconds per game. A pair one of whose games
+    the engine broke off (``error``) is left out and counted in ``errors``: its result says nothing of play."""
+    errors = sum(bool(a.get("error")) or bool(b.get("error")) for a, b in matched)
+    matched = [(a, b) for a, b in matched if not a.get("error") and not b.get("error")]
     n = len(matched)
     ours = sum(a["score"] for a, _ in matched)
     base = sum(b["score"] for _, b in matched)
@@ -126,8 +129,7 @@ def compare(matched: list[tuple[dict, dict]]) -> dict:
             "cpu_seconds_per_game": round(sum(cpu) / n, 1) if n else None, "cpu_seconds_max": cpu[-1] if n else None,
             "ours_cpu_seconds_per_game": round(sum(ours_cpu) / n, 1) if n else None,
             "ours_cpu_seconds_max": ours_cpu[-1] if n else None,
-            "games_over_2_minutes": sum(c > 120 for c in cpu),
-            "errors": sum(bool(a.get("error")) or bool(b.get("error")) for a, b in matched)}
+            "games_over_2_minutes": sum(c > 120 for c in cpu), "errors": errors}
 
 
 def summarize(games: Iterable[dict], baseline: str = BASELINE) -> dict:

@@ -36,10 +36,13 @@ def test_compare_counts_discordant_pairs_and_tests_them():
         mirror = s % 2 == 0
         games += [_game(s, 0, "search:x", ours, mirror, cpu=20.0 + s), _game(s, 0, strength.BASELINE, base, mirror)]
     games.append(_game(99, 1, "search:x", 1.0))  # no baseline game: no pair, not counted
+    # an engine error broke off our game of this pair: left out of the comparison, counted apart
+    games += [{**_game(98, 0, "search:x", 0.5), "error": "IllegalAction: Wrong player"}, _game(98, 0, strength.BASELINE, 1.0)]
     summary = strength.summarize(games)
     assert list(summary) == ["search:x"]
     a = summary["search:x"]["all"]
     assert (a["pairs"], a["better"], a["worse"], a["discordant"], a["both_won"], a["both_lost"]) == (12, 8, 1, 9, 2, 1)
+    assert a["errors"] == 1
     assert a["sign_test_p"] == pytest.approx(2 * (1 + 9) / 2 ** 9, abs=1e-4)  # exact two-sided binomial, 8 of 9
     assert a["win_rate"] == pytest.approx(10 / 12, abs=1e-4) and a["baseline_win_rate"] == pytest.approx(3 / 12, abs=1e-4)
     _, lo, hi = wilson(10, 12)
