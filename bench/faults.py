@@ -1,4 +1,4 @@
-"""Faults, counted: the fault tests (tests/*/test_faults.py, services stack) run ``--rounds`` times, each fault's
+"""Faults, counted: the fault tests (tests/*/test_faults.py and test_review_faults.py, services stack) run ``--rounds`` times, each fault's
 counts added up.
 
     .venv/bin/python bench/faults.py [--rounds 3] [--quick] [--output PATH]
@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 FILES = ["tests/decks/completion/test_faults.py", "tests/ml/test_faults.py", "tests/gameplay/test_faults.py",
+         "tests/gameplay/test_review_faults.py",
          "tests/drafts/test_faults.py", "tests/mtgsite/test_faults.py"]
 JOB_FAULTS = "killed"  # -k: the tests that kill a worker
 MUST_BE_ZERO = ("stuck", "lost_picks", "duplicated_picks", "lost_actions", "duplicated_actions", "unknown_actions",

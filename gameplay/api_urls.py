@@ -2,6 +2,7 @@
 from django.urls import path
 
 from gameplay.api import AdviceView, GameActionView, GameCreateView, GameView, SampleDecksView
+from gameplay.review.views import GameReviewView
 
 urlpatterns = [
     path("games", GameCreateView.as_view(), name="api-games"),
@@ -9,4 +10,5 @@ urlpatterns = [
     path("games/decks", SampleDecksView.as_view(), name="api-game-decks"),
     path("games/<uuid:game_id>", GameView.as_view(), name="api-game"),
     path("games/<uuid:game_id>/actions", GameActionView.as_view(), name="api-game-actions"),
+    path("games/<uuid:game_id>/review", GameReviewView.as_view(), name="api-game-review"),
 ]

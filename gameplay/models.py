@@ -7,6 +7,7 @@ from django.db import models
 
 # the gauntlet's models (gameplay/gauntlet/models.py) belong to this app: importing them here registers them
 from gameplay.gauntlet.models import GauntletGame, GauntletRun  # noqa: F401
+from gameplay.review.models import GameReview  # noqa: F401 - likewise the review of a game
 
 
 class EngineCard(models.Model):
@@ -68,4 +69,3 @@ class PlayedGame(models.Model):
 
     def __str__(self):
         return f"{self.human_deck_name} vs {self.ai_deck_name} ({self.opponent}, {self.status})"
-

@@ -1,5 +1,6 @@
 """Celery tasks of the gameplay app (found by the Celery app's autodiscovery), and their queueing (above
 gameplay.play, the service they run)."""
+import functools
 import logging
 
 from celery import shared_task
@@ -7,6 +8,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from gameplay.carddb import get_engine
+from gameplay.core import strength
+from gameplay.core.engine import PhaseEngine
 from gameplay.core.parallel import search_part as run_part
 from gameplay.core.selfplay import pool_decisions
 from gameplay.play import PROTOCOL_VERSION, advice, session
@@ -131,3 +134,16 @@ def policy_games_over_workers(jobs: list[dict]):
     """The games as Celery tasks (eager on the embedded stack), their results in order as each comes."""
     for result in [policy_game.apply_async(args=[job]) for job in jobs]:
         yield tuple(result.get(disable_sync_subtasks=False))
+
+
+@functools.lru_cache(maxsize=2)
+def _engine_over(card_data: str):
+    return PhaseEngine(card_data)
+
+
+@shared_task(name="gameplay.strength_game", acks_late=True, reject_on_worker_lost=True, soft_time_limit=900)
+def strength_game(job: dict, player: str, cards: dict, card_data: str | None = None) -> dict:
+    """One game of the paired strength yardstick (``bench/game_strength.py --pool --celery``): ``player`` in
+    the job's seat, on the card database file ``card_data`` (the bench's, on a shared disk) or this worker's.
+    A game is a pure function of its job, so a copy redelivered after a worker died plays it again."""
+    return strength.play(_engine_over(card_data) if card_data else get_engine(), job, player, cards)

@@ -5,8 +5,8 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
 
-# the subpackages of apps that have their own tasks.py (online pods, the gauntlet), found beside each app's own
-TASK_PACKAGES = ["drafts.pods", "gameplay.gauntlet"]
+# the subpackages of apps that have their own tasks.py (online pods, the gauntlet, the game review), found beside each app's own
+TASK_PACKAGES = ["drafts.pods", "gameplay.gauntlet", "gameplay.review"]
 
 app = Celery("mtgsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -83,11 +83,34 @@ def log_entries(raw: list[tuple], seat: int, state: dict, last_turn: int | None)
     return out
 
 
+def on_one_scale(rec, estimate: float | None) -> tuple[float | None, list[dict]]:
+    """The headline win estimate and the alternatives' values on one scale.
+
+    The search scores each action by the engine's evaluation after a rollout, squashed into 0..1; the learned
+    value model (``estimate``, P(win) of the position) predicts the winner twice as well but cannot tell the
+    actions apart. Shown side by side they disagreed: a 25% headline beside a 0.68 value for the same move.
+    With an ``estimate``, the recommended action's value *is* the estimate and every other action keeps its
+    difference from it as the search measured it (clipped to 0..1), so the table reads "your chance if you
+    play this". Without one, the search's own values and its estimate (its best action's value) stand."""
+    alts = [dict(a) for a in (rec.alternatives or [])]
+    if estimate is None:
+        return rec.win_estimate, alts
+    own = next((a.get("value") for a in alts if a.get("key") == rec.action.key), None)
+    reference = own if own is not None else rec.win_estimate
+    for a in alts:
+        if a.get("value") is not None and reference is not None:
+            a["search_value"] = a["value"]
+            a["value"] = min(1.0, max(0.0, estimate + float(a["value"]) - float(reference)))
+    return estimate, alts
+
+
 def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str] | None = None,
-                        seat: int | None = None) -> dict:
+                        seat: int | None = None, estimate: float | None = None) -> dict:
     """A Recommendation as JSON; with ``names``, texts naming a hidden card are redacted; with ``seat``,
-    player numbers read "you" / "the AI"."""
+    player numbers read "you" / "the AI"; with ``estimate`` (the value model's P(win) of the position), the
+    headline and the alternatives' values on its scale (:func:`on_one_scale`)."""
     names = names or set()
+    win_estimate, alternatives = on_one_scale(rec, estimate)
 
     def _redact(text):
         text = redact_names(str(text), names)
@@ -97,11 +120,12 @@ def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str]
     out = {
         "action": {"key": action.key, "type": action.kind, "label": _redact(action.label)},
         "line": [_redact(s) for s in (rec.line or [])],
-        "win_estimate": None if rec.win_estimate is None else round(float(rec.win_estimate), 4),
+        "win_estimate": None if win_estimate is None else round(float(win_estimate), 4),
         "alternatives": [
             {"label": _redact(a.get("label", "")), "key": a.get("key"),
-             "visits": a.get("visits"), "value": None if a.get("value") is None else round(float(a["value"]), 4)}
-            for a in (rec.alternatives or [])],
+             "visits": a.get("visits"), "value": None if a.get("value") is None else round(float(a["value"]), 4),
+             **({"search_value": round(float(a["search_value"]), 4)} if a.get("search_value") is not None else {})}
+            for a in alternatives],
         "simulations": rec.simulations, "elapsed": round(float(rec.elapsed or 0), 3),
         "algorithm": rec.algorithm, "forced": bool(rec.forced),
         "workers": int((rec.stats or {}).get("workers", 1)),

@@ -119,6 +119,7 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     keys = {a.key for a in legal}
     head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations},
                 position_estimate=_position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
+    estimate = head["position_estimate"]
     last = [0.0]
 
     def on_progress(rec):
@@ -128,7 +129,7 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
         if now - last[0] < min_interval:
             return
         last[0] = now
-        send({**head, "done": False, "recommendation": recommendation_dict(rec, keys, names, seat)})
+        send({**head, "done": False, "recommendation": recommendation_dict(rec, keys, names, seat, estimate)})
 
     if not advice_wanted(game_id, ticket):  # a newer request (or an action) came while this one waited
         return None
@@ -143,7 +144,7 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
         return fail(f"the rules engine crashed while searching ({exc}); try again or play on", 500)
     except (EngineError, ValueError) as exc:
         return fail(f"the search failed: {exc}", 500)
-    message = {**head, "done": True, "recommendation": recommendation_dict(rec, keys, names, seat)}
+    message = {**head, "done": True, "recommendation": recommendation_dict(rec, keys, names, seat, estimate)}
     send(message)
     try:  # kept for a reload of the page, only while the game is still at this revision
         with live.row_lock(PlayedGame, game_id):
@@ -191,8 +192,9 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
         raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
     except (EngineError, ValueError) as exc:
         raise PlayError(f"the search failed: {exc}", 500) from None
-    out = recommendation_dict(rec, {a.key for a in legal})
-    out.update(position_estimate=_position_estimate(engine, game.state(), seat, random.Random(seed)), seat=seat,
+    estimate = _position_estimate(engine, game.state(), seat, random.Random(seed))
+    out = recommendation_dict(rec, {a.key for a in legal}, estimate=estimate)
+    out.update(position_estimate=estimate, seat=seat,
                level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,
                legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
     return out

