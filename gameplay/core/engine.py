@@ -347,6 +347,10 @@ class Game:
             players.append(entry)
         prompt = state.get("waiting_for") or {}
         mine = seat in _seats_of(prompt)
+        # a player who loses has every card of theirs moved to exile, hand and library included: from then on
+        # the other seat sees none of that player's exile (the cards exiled earlier, once public, go with it)
+        eliminated = set(state.get("eliminated_players") or []) - {seat}
+        exile = [o for o in state.get("exile") or [] if (objects.get(str(o)) or {}).get("owner") not in eliminated]
         return {
             "seat": seat,
             "turn": state.get("turn_number"),
@@ -355,7 +359,7 @@ class Game:
             "priority_player": state.get("priority_player"),
             "players": players,
             "stack": [self._stack_entry(e, objects) for e in state.get("stack") or []],
-            "exile": [card(o) for o in state.get("exile") or []],
+            "exile": [card(o) for o in exile],
             "prompt": {"type": prompt.get("type"), "seats": _seats_of(prompt),
                        **({"data": prompt.get("data")} if mine or prompt.get("type") == GAME_OVER else {})},
         }

@@ -151,3 +151,16 @@ def test_the_sweep_runs_again_a_review_whose_worker_died(game_env, settings, dja
     assert failed.status == "failed" and "worker reviewing this game stopped" in failed.error
     again, fresh = service.start_review(row)  # a failed review may be started again
     assert fresh and again.status == "queued" and again.attempts == 0 and not again.error
+
+
+def test_a_finished_game_keeps_the_ais_unseen_cards_hidden(game_env, django_user_model):  # noqa: F811
+    """At game over the engine exiles every card of the losing side (hand and library): the finished game's page
+    and API must still not name an AI card the person never saw."""
+    user, client = signed_in(django_user_model, "cy")
+    row, secret = finished_game(owner=user)
+    assert row.result["winner"] == 0 and secret, "the AI should lose holding cards the person never saw"
+    api = client.get(f"/api/games/{row.pk}")
+    page = client.get(f"/games/{row.pk}/")
+    assert api.status_code == 200 and page.status_code == 200
+    assert_no_leak(api.json(), secret, "the finished game's API answer")
+    assert_no_leak(page.content.decode(), secret, "the finished game's page")
