@@ -82,6 +82,12 @@ class _PubSub(PubSub):
         super().__init__(*args, **kwargs)
         self.shard = shard
 
+    async def handle_message(self, response, ignore_subscribe_messages=False):
+        if isinstance(response, (list, tuple)) and len(response) > 1 and response[0] in (b"subscribe", "subscribe"):
+            name = response[1]
+            self.shard.confirmed(name.decode() if isinstance(name, bytes) else name)
+        return await super().handle_message(response, ignore_subscribe_messages)
+
     async def on_connect(self, connection):
         if self.channels or self.patterns:
             self.channels.clear()
@@ -92,6 +98,33 @@ class _PubSub(PubSub):
 
 class _Shard(pubsub.RedisSingleShardConnection):
     LOST = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
+    CONFIRM_SECONDS = 2.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._confirming: dict[str, asyncio.Future] = {}
+
+    async def subscribe(self, channel):
+        """Subscribe, and wait until Redis confirms it (at most CONFIRM_SECONDS). Pub/sub keeps nothing: a message
+        published before Redis has taken the SUBSCRIBE is lost, and a consumer publishes right after it joins (a
+        pod seat's first view, the pick a connecting socket settles); channels_redis returns once the command is
+        sent. Under load the suite lost such a first view (the pod consumer tests of the timer and of a healed view)."""
+        if channel in self._subscribed_to:
+            return
+        waiter = self._confirming.setdefault(channel, asyncio.get_running_loop().create_future())
+        try:
+            await super().subscribe(channel)
+            await asyncio.wait_for(asyncio.shield(waiter), self.CONFIRM_SECONDS)
+        except asyncio.TimeoutError:
+            log.warning("channel layer: Redis did not confirm the subscription to %s in %.0f s", channel,
+                        self.CONFIRM_SECONDS)
+        finally:
+            self._confirming.pop(channel, None)
+
+    def confirmed(self, name: str) -> None:
+        waiter = self._confirming.get(name)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _ensure_redis(self):
         if self._redis is None:

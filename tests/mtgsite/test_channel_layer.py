@@ -40,3 +40,36 @@ def test_a_lost_redis_connection_fails_the_receives_of_its_channels(tmp_path):
         asyncio.run(scenario())
     finally:
         redis.stop()
+
+
+def test_a_subscription_is_in_place_when_group_add_returns(tmp_path):
+    """Pub/sub keeps nothing, so what is published to a group before Redis has taken the SUBSCRIBE is lost: the
+    layer returns from new_channel / group_add only once Redis confirmed it. Checked from another connection,
+    sent the moment group_add returns, many times over."""
+    import redis.asyncio as aioredis
+
+    redis = PrivateRedis(tmp_path)
+    redis.start()
+
+    async def scenario():
+        layer = RedisPubSubChannelLayer(hosts=[{"address": redis.url, "socket_timeout": None}], prefix="t")
+        other = RedisPubSubChannelLayer(hosts=[{"address": redis.url, "socket_timeout": None}], prefix="t")
+        probe = aioredis.from_url(redis.url)
+        missing = []
+        for i in range(40):
+            channel = await layer.new_channel()
+            await layer.group_add(f"pod{i}", channel)
+            subscribers = dict(await probe.pubsub_numsub(layer._get_layer()._get_group_channel_name(f"pod{i}")))
+            if not any(subscribers.values()):
+                missing.append(i)
+            await other.group_send(f"pod{i}", {"type": "first"})
+            assert await asyncio.wait_for(layer.receive(channel), 5) == {"type": "first"}
+        assert not missing, f"group_add returned before Redis took the subscription, {len(missing)} times of 40"
+        await probe.aclose()
+        await layer.flush()
+        await other.flush()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        redis.stop()
