@@ -18,7 +18,9 @@ def test_a_worker_plays_the_same_game_as_a_local_process(game_env, advice_worker
     cards = {name: deck["main"] for name, deck in _sample_decks().items()}
     job = strength.jobs([("mono_red_aggro", "dimir_terror")], seeds=1, seed=77, opponent="engine:Easy",
                         max_decisions=80)[2]
-    remote = strength_game.apply_async(args=[job, "engine:Easy", cards]).get(timeout=120)
+    # the test waits like the bench does, outside any task; an eager task run earlier in the suite may leave
+    # Celery believing this thread is inside one
+    remote = strength_game.apply_async(args=[job, "engine:Easy", cards]).get(timeout=120, disable_sync_subtasks=False)
     local = strength.play(carddb.get_engine(), job, "engine:Easy", cards)
     assert not remote.get("error") and remote["decisions"] == 80  # cut at the cap: a draw, scored half
     for field in ("decks", "seed", "ours_seat", "player", "winner", "score", "turns", "decisions", "ours_decisions"):
