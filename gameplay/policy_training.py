@@ -197,8 +197,7 @@ def register(net, info: dict, notes: str = "") -> ModelVersion:
 def active_net_weights() -> str | None:
     """The weights file of the active ``game_policy_net`` version (None: none active): the resolver of
     ``gameplay.core.policy``, set by ``GameplayConfig.ready``."""
-    version = ModelVersion.objects.filter(kind=KIND, scope="", active=True).only("weights_path").first()
-    return str(registry.resolve_path(version.weights_path)) if version is not None else None
+    return value_training.active_weights(KIND)
 
 
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:

@@ -154,7 +154,12 @@ def register(model: value.ValueModel, notes: str = "") -> ModelVersion:
 def active_value_weights() -> str | None:
     """The weights file of the active ``game_policy`` version of the model registry (None: none active): the
     resolver of ``gameplay.core.value``, set by ``GameplayConfig.ready``."""
-    version = ModelVersion.objects.filter(kind=KIND, scope="", active=True).only("weights_path").first()
+    return active_weights(KIND)
+
+
+def active_weights(kind: str) -> str | None:
+    """The weights file of ``kind``'s active version (None: none active)."""
+    version = ModelVersion.objects.filter(kind=kind, scope="", active=True).only("weights_path").first()
     return str(registry.resolve_path(version.weights_path)) if version is not None else None
 
 

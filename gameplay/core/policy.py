@@ -301,15 +301,9 @@ def save(net, path: str | Path, info: dict) -> None:
 def load(path: str | Path):
     """(network in eval mode, info) from a safetensors file (tensors only: nothing is unpickled)."""
     import torch  # noqa: PLC0415 - with the network
-    from safetensors import SafetensorError, safe_open  # noqa: PLC0415 - with torch
 
     path = Path(path)
-    try:
-        with safe_open(str(path), framework="pt") as fh:
-            meta = fh.metadata() or {}
-            tensors = {name: fh.get_tensor(name) for name in fh.keys()}
-    except (OSError, SafetensorError, ValueError, RuntimeError) as exc:
-        raise PolicyModelError(f"{path.name} is not a readable safetensors file: {exc}") from None
+    meta, tensors = value.read_weights(path, "pt", PolicyModelError)
     if meta.get("format") != FORMAT:
         raise PolicyModelError(f"{path.name} is not a {FORMAT} network (format {meta.get('format')!r})")
     try:

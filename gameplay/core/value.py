@@ -62,6 +62,17 @@ def win_probability(value: float, scale: float = EVAL_SCALE) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+
+def read_weights(path: Path, framework: str, error: type[Exception]) -> tuple[dict, dict]:
+    """(metadata, tensors) of a safetensors file, tensors only (nothing executed); ``error`` with the reason
+    when it cannot be read. Shared by the value model and the policy network (``gameplay.core.policy``)."""
+    try:
+        with safe_open(str(path), framework=framework) as fh:
+            return fh.metadata() or {}, {name: fh.get_tensor(name) for name in fh.keys()}
+    except (OSError, SafetensorError, ValueError, RuntimeError) as exc:
+        raise error(f"{path.name} is not a readable safetensors file: {exc}") from None
+
+
 class ValueModelError(ValueError):
     """A weights file that is not a value model of this format (corrupt, wrong shapes, wrong features)."""
 
@@ -193,12 +204,7 @@ class ValueModel:
     @classmethod
     def load(cls, path: str | Path) -> "ValueModel":
         path = Path(path)
-        try:
-            with safe_open(str(path), framework="numpy") as fh:
-                meta = fh.metadata() or {}
-                tensors = {name: fh.get_tensor(name) for name in fh.keys()}
-        except (OSError, SafetensorError, ValueError) as exc:
-            raise ValueModelError(f"{path.name} is not a readable safetensors file: {exc}") from None
+        meta, tensors = read_weights(path, "numpy", ValueModelError)
         if meta.get("format") != FORMAT:
             raise ValueModelError(f"{path.name} is not a {FORMAT} model (format {meta.get('format')!r})")
         try:
