@@ -7,7 +7,9 @@ classes. Pure: no Django; ``phase`` is imported lazily so the rest of the site r
 
 Facts about phase-python 0.103.0 this adapter hides:
 - ``Game.actions()`` is not tagged with the seat that may act; the seat comes from the
-  ``waiting_for`` prompt (``data.player``, or every ``pending`` player of a mulligan).
+  ``waiting_for`` prompt (``data.player``, or every ``pending`` player of a mulligan), except under
+  turn control (Emrakul, the Promised End), where the prompt names the controlled player but the engine
+  takes the action only from the controller ("Wrong player"): ``submitter``.
 - unknown card names are dropped silently at ``new_game``: we check names first.
 - there is no clone; a snapshot is the ``state()`` dict and a restore is ``load_game``.
 - a Rust panic arrives as ``BaseException`` (pyo3's ``PanicException``): it is turned into
@@ -86,6 +88,32 @@ def _seats_of(prompt: dict) -> list[int]:
     return []
 
 
+def submitter(state: dict, player: int) -> int:
+    """The seat that submits ``player``'s decision in the engine ``state`` (``Game.state()["state"]``).
+
+    Usually ``player`` itself. Under a turn-control effect (CR 723: Emrakul, the Promised End, Mindslaver) the
+    controlling player makes every decision of the controlled player's turn (CR 723.5), so the engine takes the
+    actions from the controller, while its prompt still names the controlled player; a library search may also
+    be latched to another player's control. The engine's own rule (phase.rs ``turn_control.rs``), restated for
+    two players: ``turn_decision_controller`` submits for the active player; a ``SearchChoice`` under a latched
+    ``active_search_decision_controls`` entry is submitted by that entry's controller."""
+    waiting = state.get("waiting_for") or {}
+    if waiting.get("type") == "SearchChoice":
+        control = (state.get("active_search_decision_controls") or {}).get(str(player)) or {}
+        authority = control.get("authority") or {}
+        if authority.get("type") == "latched_controller" and isinstance(authority.get("controller"), int):
+            return authority["controller"]
+    controller = state.get("turn_decision_controller")
+    if isinstance(controller, int) and player == state.get("active_player"):
+        return controller
+    return player
+
+
+def submitters(state: dict) -> list[int]:
+    """The seats that may act now in the engine ``state`` (``submitter`` applied to the prompt's players)."""
+    return [submitter(state, p) for p in _seats_of(state.get("waiting_for") or {})]
+
+
 def _guard(call, *args, **kwargs):
     """Run an engine call; a panic (a BaseException that is not an interpreter exit) -> EnginePanic."""
     try:
@@ -152,8 +180,14 @@ class Game:
             return None
         return {"winner": (prompt.get("data") or {}).get("winner")}
 
-    def seats_to_act(self) -> list[int]:
-        return _seats_of(self.prompt())
+    def seats_to_act(self, prompt: dict | None = None) -> list[int]:
+        """The seats that may act now (``prompt``: ``self.prompt()`` if the caller already has it). The prompt
+        names the player whose decision it is; the engine names the seat that submits it as its priority
+        player, which differs only under turn control (``submitter``): then the state says who it is."""
+        seats = _seats_of(self.prompt() if prompt is None else prompt)
+        if len(seats) == 1 and _guard(self._g.priority_player) not in (None, seats[0]):
+            return submitters(self.state()["state"])
+        return seats
 
     def seat_to_act(self) -> int | None:
         seats = self.seats_to_act()
@@ -346,7 +380,8 @@ class Game:
                 entry["hand"] = [card(o) for o in p.get("hand") or []]
             players.append(entry)
         prompt = state.get("waiting_for") or {}
-        mine = seat in _seats_of(prompt)
+        acting = submitters(state)
+        mine = seat in acting
         # a player who loses has every card of theirs moved to exile, hand and library included: from then on
         # the other seat sees none of that player's exile (the cards exiled earlier, once public, go with it)
         eliminated = set(state.get("eliminated_players") or []) - {seat}
@@ -360,7 +395,7 @@ class Game:
             "players": players,
             "stack": [self._stack_entry(e, objects) for e in state.get("stack") or []],
             "exile": [card(o) for o in exile],
-            "prompt": {"type": prompt.get("type"), "seats": _seats_of(prompt),
+            "prompt": {"type": prompt.get("type"), "seats": acting,
                        **({"data": prompt.get("data")} if mine or prompt.get("type") == GAME_OVER else {})},
         }
 

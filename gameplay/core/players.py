@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from pathlib import Path
 from typing import Callable, Protocol
 
 from gameplay.core.advisor import LEVELS, recommend
@@ -219,10 +220,26 @@ def modelling(config: SearchConfig, opponent_level: str | None) -> SearchConfig:
 
 
 
+SHIPPED_NET = Path(__file__).resolve().parents[1] / "weights" / "game_policy_net.safetensors"
+
+
 def _search_player(arg: str, seed: int) -> SearchPlayer:
-    """``search:<level>`` or ``search:<level>@<engine level>`` (the opponent is known to play that AI)."""
-    level, _, model = (arg or "default").partition("@")
-    return SearchPlayer(level or "default", seed=seed, opponent_model=model or None)
+    """``search:<level>`` or ``search:<level>@<engine level>`` (the opponent is known to play that AI), either
+    with ``+net`` (the network shipped in gameplay/weights/) or ``+net=<weights file>``: the search with that
+    policy/value network whatever is active. Without a suffix the level searches with the active network, if any
+    (none outside the site: the benches' ``search:<level>`` is the search without it)."""
+    arg, plus, net = (arg or "default").partition("+")
+    extra = {}
+    if plus:
+        kind, _, path = net.partition("=")
+        if kind != "net":
+            raise ValueError(f"unknown search suffix {'+' + net!r}; use +net or +net=<weights file>")
+        extra["evaluator"] = evaluator_at(path or SHIPPED_NET)
+    level, _, model = arg.partition("@")
+    player = SearchPlayer(level or "default", seed=seed, opponent_model=model or None, **extra)
+    if plus:
+        player.name += "+" + net
+    return player
 
 
 
@@ -231,7 +248,7 @@ FACTORIES: dict[str, Callable[[str, int], Player]] = {
     "random": lambda arg, seed: RandomPlayer(seed),
     "engine": lambda arg, seed: EnginePlayer(arg or "Medium"),
     "search": _search_player,
-    "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else active_evaluator()),  # net[:weights file]
+    "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else (active_evaluator() or evaluator_at(SHIPPED_NET))),
 }
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gameplay.core.engine import (DIFFICULTIES, GAME_OVER, MAIN_PHASES, Action, EngineError, Game, IllegalAction,
-                                  _seats_of, determinize)
+                                  determinize)
 from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.value import default_model, win_probability
 
@@ -298,7 +298,7 @@ class Search:
             prompt = game.prompt()
             if prompt.get("type") == GAME_OVER:
                 return "over", []
-            seats = _seats_of(prompt)
+            seats = game.seats_to_act(prompt)
             if not seats:
                 return "stuck", []
             if game.turn >= stop_turn:

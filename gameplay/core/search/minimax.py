@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from gameplay.core.engine import GAME_OVER, Action, Game, _seats_of
+from gameplay.core.engine import GAME_OVER, Action, Game
 from gameplay.core.pruning import prune_actions
 from gameplay.core.search.base import SIM_ERRORS, Edge, Search
 
@@ -152,7 +152,7 @@ class MinimaxSearch(Search):
             prompt = game.prompt()
             if prompt.get("type") == GAME_OVER:
                 return "over", [], None
-            seats = _seats_of(prompt)
+            seats = game.seats_to_act(prompt)
             if not seats:
                 return "stuck", [], None
             if game.turn >= stop_turn:

@@ -230,3 +230,39 @@ def test_a_whole_game_ends_with_a_winner(engine):
         make_player("engine:Godlike")
     with pytest.raises(ValueError):
         make_player("chess")
+
+
+def _controlled(engine, seed=3):
+    """A real game at the first main phase of turn 3, reloaded with its active player's turn controlled by the
+    other player (what Emrakul, the Promised End's cast trigger does: CR 723)."""
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_red_aggro"), seed=seed)
+    while not (game.turn >= 3 and game.prompt().get("type") == "Priority" and game.phase == "PreCombatMain"):
+        seat = game.seat_to_act()
+        game.apply(seat, game.ai_action(seat, "Medium") or game.legal_actions(seat)[0])
+    state = game.state()
+    active = state["state"]["active_player"]
+    state["state"]["turn_decision_controller"] = 1 - active
+    return engine.load(state), active
+
+
+def test_under_turn_control_the_controller_acts_for_the_controlled_player(engine):
+    """The prompt names the controlled (active) player, yet the engine takes the action only from the
+    controller: the seat to act, the legal actions and the observation's prompt must name the controller
+    (before the fix a played Emrakul ended the game with "IllegalAction: Wrong player")."""
+    game, active = _controlled(engine)
+    controller = 1 - active
+    assert game.prompt()["data"]["player"] == active
+    assert game.seats_to_act() == [controller]
+    assert game.legal_actions(active) == []
+    actions = game.legal_actions(controller)
+    assert actions
+    with pytest.raises(IllegalAction):
+        game.apply(active, actions[0])
+    game.apply(controller, actions[0])  # accepted
+    assert game.observation(controller)["prompt"]["seats"] == game.seats_to_act()
+
+
+def test_a_game_with_a_controlled_turn_plays_to_the_end(engine):
+    game, _ = _controlled(engine)
+    result = play_game(game, (EnginePlayer("Medium"), EnginePlayer("Medium")))
+    assert result["winner"] in (0, 1)

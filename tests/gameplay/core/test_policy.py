@@ -154,3 +154,17 @@ def test_self_play_records_the_imitated_ais_real_decisions(engine):
         ent, act = policy.encode(r["state"], r["seat"], r["actions"])
         assert len(act) == len(r["actions"]) and ent.shape[1] == policy.ENTITY_SIZE
     assert sum(r["choice"] is not None for r in records) >= 0.9 * len(records)
+
+
+def test_player_specs_name_the_network_to_search_with():
+    """``search:<level>+net`` searches with the shipped network whatever is active (the yardstick measures the
+    search with and without it side by side); ``net`` alone falls back to the shipped file; a typo is refused."""
+    from gameplay.core.players import SHIPPED_NET, make_player
+
+    with_net = make_player("search:default+net")
+    assert isinstance(with_net.evaluator, policy.NetEvaluator) and with_net.name == "search:default+net"
+    assert make_player("search:default").evaluator == "active"
+    assert make_player(f"search:fast@VeryHard+net={SHIPPED_NET}").opponent_model == "VeryHard"
+    assert isinstance(make_player("net").evaluator, policy.NetEvaluator)
+    with pytest.raises(ValueError, match=r"\+net"):
+        make_player("search:default+nett")
