@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 DIFFICULTIES = ("VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
+# every AI preset phase.rs accepts: the difficulties the site offers, and CEDH (its competitive-Commander preset,
+# measured against VeryHard by bench/game_strength.py's yardstick; not offered on the site)
+ENGINE_LEVELS = DIFFICULTIES + ("CEDH",)
 GAME_OVER = "GameOver"
 MAIN_PHASES = frozenset({"PreCombatMain", "PostCombatMain"})  # where a player may cast sorceries and play lands
 
@@ -327,8 +330,8 @@ class Game:
 
     def ai_action(self, seat: int, difficulty: str = "Medium") -> Action | None:
         """The engine's built-in AI choice for ``seat`` at ``difficulty``."""
-        if difficulty not in DIFFICULTIES:
-            raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}")
+        if difficulty not in ENGINE_LEVELS:
+            raise ValueError(f"difficulty must be one of {', '.join(ENGINE_LEVELS)}")
         native = _guard(self._g.choose_action, seat, difficulty=difficulty)
         if native is None:
             return None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from gameplay.core.advisor import LEVELS, recommend
-from gameplay.core.engine import DIFFICULTIES, MAIN_PHASES, Action, Game
+from gameplay.core.engine import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
 from gameplay.core.policy import active_evaluator, evaluator_at
 from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig
@@ -42,9 +42,12 @@ class EnginePlayer:
     """The rules engine's built-in AI at one difficulty."""
 
     def __init__(self, difficulty: str = "Medium"):
-        if difficulty not in DIFFICULTIES:
-            raise ValueError(f"difficulty must be one of {', '.join(DIFFICULTIES)}")
-        self.name = f"engine:{difficulty}"
+        # ``VeryHard#2``: the same AI under another name, so a benchmark can play it twice on the same jobs (the
+        # engine's AI is not always reproducible from one process to the next: the yardstick's noise floor)
+        difficulty, tag, replica = difficulty.partition("#")
+        if difficulty not in ENGINE_LEVELS:
+            raise ValueError(f"difficulty must be one of {', '.join(ENGINE_LEVELS)}")
+        self.name = f"engine:{difficulty}{tag}{replica}"
         self.difficulty = difficulty
 
     def choose(self, game: Game, seat: int) -> Action:
@@ -98,8 +101,8 @@ class SearchPlayer:
         self.budget: Budget = spec["budget"]
         self.workers = int(spec.get("workers", 1))
         self.defer = spec.get("defer") or "Medium"
-        if self.defer not in DIFFICULTIES:
-            raise ValueError(f"defer must be one of {', '.join(DIFFICULTIES)}")
+        if self.defer not in ENGINE_LEVELS:
+            raise ValueError(f"defer must be one of {', '.join(ENGINE_LEVELS)}")
         self.config: SearchConfig = modelling(spec.get("config") or SearchConfig(), spec.get("opponent_model"))
         self.opponent_model: str | None = spec.get("opponent_model")
         self.game_seconds: float | None = spec.get("game_seconds")

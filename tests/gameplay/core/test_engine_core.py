@@ -266,3 +266,17 @@ def test_a_game_with_a_controlled_turn_plays_to_the_end(engine):
     game, _ = _controlled(engine)
     result = play_game(game, (EnginePlayer("Medium"), EnginePlayer("Medium")))
     assert result["winner"] in (0, 1)
+
+
+def test_the_engines_cedh_preset_and_replica_names_are_players_but_not_site_choices(engine):
+    from gameplay.core.engine import DIFFICULTIES, ENGINE_LEVELS
+
+    assert "CEDH" in ENGINE_LEVELS and "CEDH" not in DIFFICULTIES  # the play page offers DIFFICULTIES only
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=2)
+    seat = game.seat_to_act()
+    assert game.ai_action(seat, "CEDH") is not None
+    replica = make_player("engine:VeryHard#2")
+    assert replica.name == "engine:VeryHard#2" and replica.difficulty == "VeryHard"
+    assert replica.choose(game, seat).key == make_player("engine:VeryHard").choose(game, seat).key
+    with pytest.raises(ValueError):
+        make_player("engine:Impossible#2")
