@@ -521,6 +521,38 @@ def _celery_runner():
     return lambda job: strength_game.apply_async(args=[job, job["player"], cards, str(CARD_DATA)])
 
 
+YARDSTICK_TARGET = 0.58  # issue 19: the win rate against VeryHard in the close pairings and mirrors
+
+
+def yardstick_svg(summary: dict, baseline: str) -> str:
+    """Each player's win rate over its pairs (95% Wilson) beside the baseline's on the same pairs, the discordant
+    split under each bar, the target dashed."""
+    from drafts.core.plots import _new_figure, figure_bytes
+
+    names = [n for n in summary if summary[n]["all"]["pairs"]]
+    fig = _new_figure(figsize=(max(6, 1.5 * len(names) + 2), 4.2), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    xs = list(range(len(names)))
+    rows = [summary[n]["all"] for n in names]
+    rates = [r["win_rate"] for r in rows]
+    ax.bar(xs, rates, color="#1b9e77", width=0.6, capsize=4, ecolor="#333333",
+           yerr=[[r["win_rate"] - r["ci95"][0] for r in rows], [r["ci95"][1] - r["win_rate"] for r in rows]])
+    ax.scatter(xs, [r["baseline_win_rate"] for r in rows], marker="D", color="#333333", zorder=3,
+               label=f"{baseline} in the same seats")
+    for x, r in zip(xs, rows):
+        ax.text(x, 0.03, f"{r['pairs']} pairs\n+{r['better']} / -{r['worse']}\np={r['sign_test_p']}", ha="center",
+                fontsize=7, color="white")
+    ax.axhline(YARDSTICK_TARGET, color="#d95f02", linestyle="--", linewidth=1.2, label=f"target {YARDSTICK_TARGET}")
+    ax.axhline(0.5, color="#999999", linewidth=0.8)
+    ax.set_xticks(xs, [n.replace(":", "\n", 1) for n in names], fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate against VeryHard (95% Wilson)")
+    ax.set_title("Paired yardstick: each player in the seat VeryHard held, same deal and opponent", fontsize=9)
+    ax.legend(fontsize=7, frameon=False, loc="upper right")
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.16, top=0.9)
+    return figure_bytes(fig, "svg").decode()
+
+
 def yardstick(argv: list[str]) -> int:
     from bench.game_pool import load_pool
     from gameplay.core import strength
@@ -578,6 +610,8 @@ def yardstick(argv: list[str]) -> int:
         tmp = out_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
         os.replace(tmp, out_path)
+        if any(s["all"]["pairs"] for s in summary.values()):
+            out_path.with_suffix(".svg").write_text(yardstick_svg(summary, args.baseline), encoding="utf-8")
         return summary
 
     def done_one(g):

@@ -120,12 +120,19 @@ def compare(matched: list[tuple[dict, dict]]) -> dict:
     b_rate, b_lo, b_hi = wilson(base, n)
     cpu = sorted(a["cpu_seconds"] for a, _ in matched)
     ours_cpu = sorted(a["ours_cpu_seconds"] for a, _ in matched)
+    changed = [a["ours_stats"]["changed"] for a, _ in matched if "changed" in (a.get("ours_stats") or {})]
+    needed = pairs_needed(better / (better + worse), (better + worse) / n) if better > worse else None
     return {"pairs": n, "win_rate": None if rate is None else round(rate, 4), "ci95": [round(lo, 4), round(hi, 4)],
             "baseline_win_rate": None if b_rate is None else round(b_rate, 4), "baseline_ci95": [round(b_lo, 4), round(b_hi, 4)],
             "both_won": sum(a["score"] == b["score"] == 1.0 for a, b in matched),
             "both_lost": sum(a["score"] == b["score"] == 0.0 for a, b in matched),
             "better": better, "worse": worse, "discordant": better + worse,
+            "discordant_share": round((better + worse) / n, 4) if n else None,
             "sign_test_p": round(sign_test(better, worse), 4),
+            # how many pairs the split seen so far would need to reach p < 0.05 (None: ours is not ahead)
+            "pairs_needed_at_this_split": needed,
+            # a search player's decisions that overruled the engine AI it defers to, per game
+            "changed_per_game": round(sum(changed) / len(changed), 2) if changed else None,
             "cpu_seconds_per_game": round(sum(cpu) / n, 1) if n else None, "cpu_seconds_max": cpu[-1] if n else None,
             "ours_cpu_seconds_per_game": round(sum(ours_cpu) / n, 1) if n else None,
             "ours_cpu_seconds_max": ours_cpu[-1] if n else None,

@@ -50,6 +50,20 @@ def test_compare_counts_discordant_pairs_and_tests_them():
     assert a["cpu_seconds_per_game"] == pytest.approx(sum(20.0 + s for s in range(12)) / 12, abs=0.1)
     assert a["cpu_seconds_max"] == 31.0 and a["games_over_2_minutes"] == 0
     assert summary["search:x"]["mirrors"]["pairs"] == 6 and summary["search:x"]["pairings"]["pairs"] == 6
+    assert a["discordant_share"] == pytest.approx(9 / 12, abs=1e-4)
+    assert a["pairs_needed_at_this_split"] == strength.pairs_needed(8 / 9, 9 / 12)
+    assert a["changed_per_game"] is None  # no search statistics in these records
+
+
+def test_a_search_players_overrulings_and_a_losing_split_are_reported():
+    games = []
+    for s in range(6):
+        ours = {**_game(s, 0, "search:y", 0.0 if s < 2 else 1.0), "ours_stats": {"changed": s}}
+        games += [ours, _game(s, 0, strength.BASELINE, 1.0)]
+    a = strength.summarize(games)["search:y"]["all"]
+    assert (a["better"], a["worse"]) == (0, 2)
+    assert a["pairs_needed_at_this_split"] is None  # behind: no number of pairs makes it a win
+    assert a["changed_per_game"] == pytest.approx(sum(range(6)) / 6, abs=0.01)
 
 
 def test_a_player_that_plays_like_the_baseline_is_not_significant():
