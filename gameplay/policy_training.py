@@ -3,6 +3,8 @@
 Engine self-play between the sample decks, both seats played by the imitated engine AI (VeryHard), records
 every real decision (``selfplay.decision_records``); the network learns the AI's choice (cross-entropy over
 the offered actions) and the game's winner (binary cross-entropy, from both seats' sides of each position).
+With ``imitate="search:<level>"`` both seats are the search player (with the active network, if any), and a
+searched decision's target is the search's root visit counts instead (AlphaZero's round: ``policy_target``).
 Games are played in local processes, or as Celery tasks (``celery``: ``gameplay.tasks.policy_games``) so that
 they fan out over the workers. Plain functions that ``manage.py train_game_policy`` and the training runs
 (``ml.training``) call; registered with ``ml.kinds`` from ``GameplayConfig.ready``.
@@ -59,24 +61,53 @@ def play(games: int, seed: int, workers: int, progress: Progress, *, imitate: st
                                      schedule=((imitate, imitate),), task=selfplay.pool_decisions, runner=runner)
 
 
-def samples(records: list[dict], teacher: float = 0.0) -> tuple[list, np.ndarray, np.ndarray]:
-    """Encoded samples, their policy targets (-1: none) and value targets: each record from the acting seat's
-    side (with its actions and the AI's choice), then from the other seat's (value only). A value target is the
+def policy_target(record: dict) -> np.ndarray | None:
+    """A decision record's policy target over its offered actions: the search's root visit counts, normalised,
+    where a search player searched it (AlphaZero's target: Silver et al. 2017), else the action played (the
+    imitated AI's choice); None when neither is known (the AI chose outside the offered actions)."""
+    n = len(record["actions"])
+    visits = record.get("visits")
+    if isinstance(visits, list) and len(visits) == n and sum(visits) > 0:
+        v = np.asarray(visits, dtype=np.float32)
+        return v / v.sum()
+    if record.get("choice") is None:
+        return None
+    t = np.zeros(n, np.float32)
+    t[record["choice"]] = 1.0
+    return t
+
+
+def check_imitate(name: str) -> None:
+    """``imitate`` names an engine AI (``VeryHard``) or a search player (``search:fast``, AlphaZero's self-play):
+    refused at once with the reason, rather than in every game."""
+    from gameplay.core.players import EnginePlayer, SearchPlayer, make_player  # noqa: PLC0415 - above the core
+
+    try:
+        player = make_player(name if ":" in str(name) else f"engine:{name}")
+    except (ValueError, TypeError) as exc:
+        raise TrainingError(f"imitate: {exc}") from None
+    if not isinstance(player, (EnginePlayer, SearchPlayer)):
+        raise TrainingError("imitate must be an engine AI (VeryHard) or a search player (search:<level>)")
+
+
+def samples(records: list[dict], teacher: float = 0.0) -> tuple[list, list, np.ndarray]:
+    """Encoded samples, their policy targets (``policy_target``; None: none) and value targets: each record from
+    the acting seat's side (with its actions), then from the other seat's (value only). A value target is the
     winner, mixed with the share ``teacher`` of the 36-feature value model's P(win) of the position (trained on
     165 games' outcomes: a few dozen games are too few outcomes for the network's value alone)."""
     model = value.default_model() if teacher else None
-    out, choice, won = [], [], []
+    out, targets, won = [], [], []
     for r in records:
         target = float(r["won"])
         if model is not None:
             target = (1 - teacher) * target + teacher * model.predict(r["value_x"][0], r["value_x"][1])
         out.append(policy.encode(r["state"], r["seat"], r["actions"]))
-        choice.append(-1 if r.get("choice") is None else r["choice"])
+        targets.append(policy_target(r))
         won.append(target)
         out.append(policy.encode(r["state"], 1 - r["seat"], []))
-        choice.append(-1)
+        targets.append(None)
         won.append(1 - target)
-    return out, np.asarray(choice), np.asarray(won, dtype=np.float32)
+    return out, targets, np.asarray(won, dtype=np.float32)
 
 
 def fit_records(records: list[dict], p: dict, progress: Progress, valid_share: float = 0.15):
@@ -97,15 +128,20 @@ def fit_records(records: list[dict], p: dict, progress: Progress, valid_share: f
     net = policy.build_net(p["width"], p["layers"], p["heads"])
     opt = torch.optim.AdamW(net.parameters(), lr=p["lr"], weight_decay=p["weight_decay"])
 
-    def losses(xs, cs, ys, idx):
+    def losses(xs, ts, ys, idx):
         ent, ent_mask, act, act_mask = (torch.from_numpy(a) for a in policy.batch([xs[i] for i in idx]))
         logits, v = net(ent, ent_mask, act, act_mask)
-        c = torch.from_numpy(cs[idx])
-        has = c >= 0
-        pol = (torch.nn.functional.cross_entropy(logits[has], c[has], reduction="sum") if has.any()
-               else logits.sum() * 0)
+        target = torch.zeros_like(logits)
+        for row, i in enumerate(idx):
+            if ts[i] is not None:
+                target[row, :len(ts[i])] = torch.from_numpy(ts[i])
+        has = target.sum(-1) > 0
+        # cross-entropy against a distribution (one-hot for an imitated choice, the visit shares for a searched
+        # one); padding actions have -inf logits and no target mass, so they are left out of the sum
+        logp = torch.log_softmax(logits[has], -1).masked_fill(target[has] <= 0, 0.0)
+        pol = -(target[has] * logp).sum() if has.any() else logits.sum() * 0
         val = torch.nn.functional.binary_cross_entropy_with_logits(v, torch.from_numpy(ys[idx]), reduction="sum")
-        hits = (logits[has].argmax(-1) == c[has]).sum().item() if has.any() else 0
+        hits = (logits[has].argmax(-1) == target[has].argmax(-1)).sum().item() if has.any() else 0
         brier = ((torch.sigmoid(v) - torch.from_numpy(ys[idx])) ** 2).sum().item()
         return pol, val, int(has.sum()), hits, brier
 
@@ -156,6 +192,7 @@ def fit(params: dict, progress: Progress):
     p = settle(params, DEFAULTS)
     if p["games"] < 0 or p["workers"] < 1 or p["epochs"] < 1:
         raise TrainingError("games must be >= 0, workers and epochs >= 1")
+    check_imitate(p["imitate"])
     records = []
     for path in p["from_records"]:
         if not Path(path).is_file():

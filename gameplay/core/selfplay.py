@@ -5,8 +5,9 @@ both seats, with the winner (``gameplay.core.value.features`` describe it). ``po
 ``pool_rows`` run such games in a process pool, one engine per worker process
 (``manage.py train_game_value``). ``decision_records`` plays one game the same way and keeps every real decision
 (more than one distinct action) of the seats played by the imitated AI, for the policy/value network
-(``gameplay.core.policy``); ``pool_decisions`` runs it in the same pool. Pure: no Django; imports
-``gameplay.core.engine``, ``pruning``, ``value`` and ``policy`` only.
+(``gameplay.core.policy``), with the search's root visit counts where a search player (``search:<level>``) played
+the seat; ``pool_decisions`` runs it in the same pool. Pure: no Django; imports ``gameplay.core.engine``,
+``pruning``, ``value``, ``policy`` and (for a search seat) ``players``.
 """
 from __future__ import annotations
 
@@ -83,11 +84,16 @@ def pool_rows(job: dict) -> tuple[int, list[dict], str | None]:
 
 def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int, levels=("VeryHard", "VeryHard"),
                      imitate: str | None = None, max_decisions: int = 3000) -> list[dict]:
-    """Play one game between the engine AIs ``levels``; return a record per real decision of a seat played by
-    ``imitate`` (None: of both seats): ``{"state": slim_state, "seat", "actions": [offered, pruned, as dicts], "choice": index of the
-    AI's action among them (None when it chose outside them: a four-creature attack), "value_x": [the 36
+    """Play one game between ``levels`` (engine AIs, or a search player ``search:<level>``: AlphaZero-style
+    self-play); return a record per real decision of a seat played by ``imitate`` (None: of both seats):
+    ``{"state": slim_state, "seat", "actions": [offered, pruned, as dicts], "choice": index of the action played
+    among them (None when the AI chose outside them: a four-creature attack), "visits": the search's root visits
+    per offered action (only where a search player searched: the AlphaZero policy target), "value_x": [the 36
     features from the seat's side, from the other's], "turn", "won": 1/0}``. None when the game is drawn or cut."""
+    from gameplay.core.players import SearchPlayer, make_player  # noqa: PLC0415 - the players sit above the search
+
     game = engine.new_game(deck_a, deck_b, seed=seed)
+    searchers = {s: make_player(level, seed=seed * 2 + s) for s, level in enumerate(levels) if level.startswith("search")}
     records = []
     for seat in _turns(game, max_decisions):
         legal = game.legal_actions(seat)
@@ -95,7 +101,17 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
         if len(offered) == 1 and legal:  # nothing to choose: the AI (a third of a second at VeryHard) is not asked
             game.apply(seat, legal[0])
             continue
-        action = game.ai_action(seat, levels[seat])
+        visits = None
+        player = searchers.get(seat)
+        if isinstance(player, SearchPlayer):
+            before = player.last
+            action = player.choose(game, seat)
+            if player.last is not None and player.last is not before:  # this decision was searched
+                counts = {a["key"]: a.get("visits") or 0 for a in player.last.alternatives}
+                visits = [counts.get(a.key, 0) for a in offered]
+                visits = visits if sum(visits) else None
+        else:
+            action = game.ai_action(seat, levels[seat])
         if imitate in (None, levels[seat]):
             lookup = ObjectLookup(game)
             keys = [signature(a, lookup) for a in offered]
@@ -105,7 +121,8 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
             records.append({"state": slim_state(state), "seat": seat, "turn": game.turn,
                             "actions": [a.to_dict() for a in offered],
                             "choice": keys.index(want) if want in keys else None,
-                            "value_x": [mine, swap_sides(mine, game.evaluate(1 - seat))]})
+                            "value_x": [mine, swap_sides(mine, game.evaluate(1 - seat))],
+                            **({"visits": visits} if visits else {})})
         game.apply(seat, action or legal[0])
     winner = (game.result() or {}).get("winner") if game.is_over() else None
     if winner is None:

@@ -104,3 +104,65 @@ def test_an_upload_is_checked_against_this_codes_network(tmp_path):
     with pytest.raises(Exception, match="multiple of heads"):
         registry.upload_version("game_policy_net", "", str(path), {"width": 16, "layers": 1, "heads": 3})
     assert ModelVersion.objects.filter(kind="game_policy_net").count() == 1
+
+
+# --- AlphaZero's round: the search's visit counts as the policy target ------------------------------------------
+
+def test_a_records_policy_target_is_the_visit_shares_else_the_choice():
+    from gameplay.policy_training import policy_target
+
+    actions = [{"type": "PassPriority"}] * 3
+    assert policy_target({"actions": actions, "choice": 0, "visits": [1, 6, 1]}).tolist() == [0.125, 0.75, 0.125]
+    assert policy_target({"actions": actions, "choice": 2}).tolist() == [0.0, 0.0, 1.0]
+    assert policy_target({"actions": actions, "choice": 2, "visits": [0, 0, 0]}).tolist() == [0.0, 0.0, 1.0]
+    assert policy_target({"actions": actions, "choice": 1, "visits": [1, 2]}).tolist() == [0.0, 1.0, 0.0]  # wrong length
+    assert policy_target({"actions": actions, "choice": None}) is None
+
+
+def test_training_on_visit_counts_follows_the_search_not_the_move_played(engine):  # noqa: F811
+    """The same position in several games, the move played always the first action but the search's visits
+    mostly on the second: the fitted network must rank the second first (with the visits dropped, the first)."""
+    from gameplay.core.policy import slim_state
+    from gameplay.policy_training import DEFAULTS, fit_records
+    from ml.progress import Progress
+
+    game, seat = a_decision(engine)
+    actions = [a.to_dict() for a in prune_actions(game, game.legal_actions(seat))]
+    state = slim_state(game.state())
+    visits = [1] + [12] + [0] * (len(actions) - 2)
+    records = [{"state": state, "seat": seat, "actions": actions, "choice": 0, "visits": visits, "won": g % 2,
+                "seed": g, "value_x": [[0.0] * 36, [0.0] * 36]} for g in range(8)]
+    params = {**DEFAULTS, "width": 16, "layers": 1, "heads": 2, "epochs": 25, "lr": 1e-2, "teacher": 0.0,
+              "weight_decay": 0.0}
+    net, info = fit_records(records, params, Progress())
+    assert info["valid_accuracy"] == 1.0  # validation: argmax of the visits
+    probs = policy.NetEvaluator(net, {}, "test").predict(state, seat, actions)[0]
+    assert max(range(len(actions)), key=probs.__getitem__) == 1
+    net, info = fit_records([{k: v for k, v in r.items() if k != "visits"} for r in records], params, Progress())
+    probs = policy.NetEvaluator(net, {}, "test").predict(state, seat, actions)[0]
+    assert max(range(len(actions)), key=probs.__getitem__) == 0
+
+
+def test_search_self_play_records_the_searchs_visits(engine, monkeypatch):  # noqa: F811
+    from gameplay.core import advisor
+    from gameplay.core.selfplay import decision_records
+
+    tiny = {**advisor.LEVELS["fast"], "budget": Budget(simulations=2), "game_seconds": 4.0, "defer": "Easy",
+            "defer_low": "VeryEasy", "config": CHEAP}
+    monkeypatch.setitem(advisor.LEVELS, "fast", tiny)
+    records = decision_records(engine, deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=5,
+                               levels=("search:fast", "Medium"), imitate="search:fast")
+    assert records and {r["seat"] for r in records} == {0}
+    searched = [r for r in records if "visits" in r]
+    assert searched, "no decision of the search seat was searched"
+    for r in searched:
+        assert len(r["visits"]) == len(r["actions"]) and sum(r["visits"]) >= 1
+
+
+@pytest.mark.parametrize("name", ["Impossible", "search:nolevel", "random", "net:missing.safetensors"])
+def test_training_refuses_a_player_it_cannot_imitate(name):
+    from gameplay.policy_training import check_imitate
+    from ml.kinds import TrainingError
+
+    with pytest.raises(TrainingError, match="imitate"):
+        check_imitate(name)

@@ -22,7 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, help="processes playing games")
         parser.add_argument("--celery", action="store_true", help="play the games as Celery tasks (gameplay.policy_game)")
         parser.add_argument("--seed", type=int, help="game i uses seed + i (keep clear of the benches')")
-        parser.add_argument("--imitate", help="the engine AI that plays both seats and is imitated")
+        parser.add_argument("--imitate", help="who plays both seats and is learned from: an engine AI (VeryHard: its "
+                                              "choices) or a search player (search:fast: AlphaZero's round, the "
+                                              "search's visit counts, searching with the active network)")
         parser.add_argument("--records", help="append the decisions played to this JSON-lines file")
         parser.add_argument("--from-records", action="append", default=[],
                             help="train on decisions recorded before (repeatable); with --games 0 nothing is played")
