@@ -28,20 +28,23 @@ from gameplay.core.value import win_probability
 # Levels, like Magarena's AI levels: an algorithm, a budget, processes, and how SearchPlayer uses
 # them: ``defer`` is the engine AI whose choice is the default (and ``defer_low`` once the per-game
 # CPU bank ``game_seconds`` is spent), ``contest`` the second opinion that decides what is searched.
+# The levels that defer to VeryHard keep it once the bank is spent: falling back to Medium made long games
+# worse than the AI they defer to (one Modern mirror played 194 decisions on Medium); VeryHard costs about
+# 30 ms a decision, so a whole game still stays well inside 2 minutes of one core.
 LEVELS: dict[str, dict] = {
     "fast": {"algorithm": "mcts", "budget": Budget(seconds=2.0, simulations=6), "workers": 1, "defer": "Medium",
              "game_seconds": 40.0, "defer_low": "Easy",
              "config": SearchConfig(prior_level="Medium", determinizations=3, horizon=1, keep_margin=0.03, min_visits=2,
                                     root_finalists=2, max_candidates=4)},
     "default": {"algorithm": "mcts", "budget": Budget(seconds=8.0, simulations=12), "workers": 1, "defer": "VeryHard",
-                "contest": "Medium", "game_seconds": 70.0, "defer_low": "Medium",
+                "contest": "Medium", "game_seconds": 70.0, "defer_low": "VeryHard",
                 "config": SearchConfig(prior_level="VeryHard", determinizations=6, horizon=2, keep_margin=0.03,
                                        min_visits=3, root_finalists=2, max_candidates=4)},
     # default with one-turn rollouts scored by the learned value model (gameplay.core.value): it predicts
     # the winner twice as well, yet was not stronger against Medium (bench/README.md), so default keeps
     # the engine's evaluation
     "learned": {"algorithm": "mcts", "budget": Budget(seconds=8.0, simulations=20), "workers": 1, "defer": "VeryHard",
-                "contest": "Medium", "game_seconds": 70.0, "defer_low": "Medium",
+                "contest": "Medium", "game_seconds": 70.0, "defer_low": "VeryHard",
                 "config": SearchConfig(prior_level="VeryHard", determinizations=6, horizon=1, keep_margin=0.03,
                                        min_visits=3, root_finalists=2, max_candidates=4, leaf="learned")},
     "strong": {"algorithm": "mcts", "budget": Budget(seconds=10.0, simulations=48), "workers": 2, "defer": "VeryHard",
@@ -49,11 +52,11 @@ LEVELS: dict[str, dict] = {
                "config": SearchConfig(prior_level="VeryHard", determinizations=8, horizon=2, keep_margin=0.02,
                                       min_visits=3, root_finalists=3)},
     "flat": {"algorithm": "flat", "budget": Budget(seconds=6.0, simulations=10), "workers": 1, "defer": "VeryHard",
-             "game_seconds": 70.0, "defer_low": "Medium",
+             "game_seconds": 70.0, "defer_low": "VeryHard",
              "config": SearchConfig(prior_level="VeryHard", determinizations=3, horizon=2, keep_margin=0.03, min_visits=2,
                                     max_candidates=4)},
     "minimax": {"algorithm": "minimax", "budget": Budget(seconds=3.0), "workers": 1, "defer": "VeryHard",
-                "game_seconds": 70.0, "defer_low": "Medium",
+                "game_seconds": 70.0, "defer_low": "VeryHard",
                 "config": SearchConfig(prior_level="VeryHard", determinizations=1, max_depth=3, horizon=1,
                                        keep_margin=0.03)},
 }

@@ -371,3 +371,25 @@ def test_a_config_naming_an_unknown_ai_is_refused():
         with pytest.raises(ValueError, match=field):
             SearchConfig(**{field: "Medum"})
     assert SearchConfig(prior_level=None, rescue_policy=None).rescue_policy is None
+
+
+@pytest.mark.parametrize("level", [name for name, spec in LEVELS.items()
+                                   if spec.get("defer") == "VeryHard" and spec.get("game_seconds") is not None])
+def test_a_level_that_defers_to_veryhard_keeps_it_once_its_bank_is_spent(midgame, monkeypatch, level):
+    """With the per-game CPU bank spent, the player takes the AI it defers to, not a weaker one (the default level
+    used to fall back to Medium: a long Modern mirror played 194 decisions on Medium)."""
+    game = midgame.copy()
+    seat = game.seat_to_act()
+    asked = []
+    real = Game.ai_action
+
+    def spy(self, s, difficulty="Medium"):
+        asked.append(difficulty)
+        return real(self, s, difficulty)
+
+    monkeypatch.setattr(Game, "ai_action", spy)
+    player = SearchPlayer(level)
+    player.bank_spent = (player.game_seconds or 0.0) + 1.0
+    action = player.choose(game, seat)
+    assert asked == ["VeryHard"] and player.stats["bank_empty"] == 1
+    assert action.key == real(game, seat, "VeryHard").key
