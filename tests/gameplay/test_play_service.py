@@ -478,3 +478,26 @@ def test_pass_until_is_refused_with_anything_but_a_pass(game_catalogue):
         assert unknown.value.code == 400 and "end_of_turn" in str(unknown.value)
     stored = PlayedGame.objects.get(pk=row.pk)
     assert stored.revision == view["revision"] and stored.state == before  # nothing was written
+
+
+def test_a_turn_the_ai_controls_is_played_by_the_ai_and_the_person_waits(game_catalogue):
+    """Emrakul, the Promised End (CR 723): its caster controls the other player's next turn. Here the AI controls
+    the person's turn: the page offers the person nothing, the AI plays that turn's decisions for them, and the
+    person has a decision again once control has ended; nothing in the view names a card the person may not see."""
+    row, view = play_to_a_choice(SESSION)
+    assert view["your_decision"] and view["board"]["active_player"] == 0
+    state = json.loads(PlayedGame.objects.get(pk=row.pk).state)
+    state["state"]["turn_decision_controller"] = 1  # the AI controls seat 0's turn
+    PlayedGame.objects.filter(pk=row.pk).update(state=json.dumps(state))
+    session.GAME_CACHE.clear()
+    controlled = session.view_of(PlayedGame.objects.get(pk=row.pk))
+    assert not controlled["your_decision"] and controlled["actions"] == []
+    assert controlled["board"]["prompt"]["seats"] == [1] and "data" not in controlled["board"]["prompt"]
+
+    out = session.resume(row.pk)  # the AI plays on: through the person's controlled turn, then its own
+    assert out is not None
+    stored = PlayedGame.objects.get(pk=row.pk)
+    after = json.loads(stored.state)["state"]
+    assert stored.status == "finished" or (out.view["your_decision"] and "turn_decision_controller" not in after)
+    assert stored.revision > row.revision and len(stored.moves) > len(row.moves)
+    assert any(seat == 1 for seat, *_ in stored.moves[len(row.moves):])
