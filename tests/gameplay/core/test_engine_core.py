@@ -280,3 +280,44 @@ def test_the_engines_cedh_preset_and_replica_names_are_players_but_not_site_choi
     assert replica.choose(game, seat).key == make_player("engine:VeryHard").choose(game, seat).key
     with pytest.raises(ValueError):
         make_player("engine:Impossible#2")
+
+
+def test_a_listed_action_the_engine_refuses_is_replaced_by_the_next_it_accepts(engine, monkeypatch):
+    """The engine sometimes lists an action it then refuses ('Cannot pay required additional cost', seen with the
+    network alone): a benchmark game goes on with the next listed action instead of ending in an error, and says
+    so; an action that was never listed is still an error."""
+    from gameplay.core.engine import Game
+
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=2)
+    real_apply = Game.apply
+    refusals, played = [], []
+
+    def apply(self, seat, action):
+        legal = self.legal_actions(seat)
+        if len(legal) > 1 and action.key == legal[0].key and len(refusals) < 3:
+            refusals.append((len(played), action.key))
+            raise IllegalAction("Action not allowed: Cannot pay required additional cost")
+        return real_apply(self, seat, action)
+
+    class FirstListed:
+        name = "first"
+
+        def choose(self, game, seat):
+            return game.legal_actions(seat)[0]
+
+    monkeypatch.setattr(Game, "apply", apply)
+    result = play_game(game, (FirstListed(), EnginePlayer("Medium")), max_decisions=400,
+                       on_decision=lambda g, s, a: played.append(a.key))
+    assert result["refused"] == 3 and len(refusals) == 3
+    for index, key in refusals:  # the decision went on with another listed action, and that is what was reported
+        assert played[index] != key
+
+    class Bogus:
+        name = "bogus"
+
+        def choose(self, game, seat):
+            return game.legal_actions(seat)[0].__class__(seat, "CastSpell", {"card_id": 999999}, "nothing")
+
+    with pytest.raises(IllegalAction):
+        play_game(engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=2),
+                  (Bogus(), EnginePlayer("Medium")))
