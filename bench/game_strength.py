@@ -482,11 +482,12 @@ def _report_game(g: dict, done: int, total: int):
 YARDSTICK = RESULTS / "game_strength.json"
 
 
-def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int) -> list[dict]:
+def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int, exclude=()) -> list[dict]:
     from gameplay.core.strength import jobs
 
     rows = pool["pairings"]
     chosen = [p["pairing"] for p in rows if (which == "all") or (p["mirror"] if which == "mirrors" else p["close"])]
+    chosen = [p for p in chosen if not set(p) & set(exclude)]
     return jobs(chosen, seeds=seeds, seed=seed, max_decisions=max_decisions)
 
 
@@ -567,6 +568,9 @@ def yardstick(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=9000)
     parser.add_argument("--max-decisions", type=int, default=3000)
     parser.add_argument("--max-games", type=int, default=None, help="stop after this many new games")
+    parser.add_argument("--exclude", nargs="+", default=[], metavar="DECK",
+                        help="leave out the pairings of these decks (the Legacy mirror's VeryHard-vs-VeryHard game ran "
+                             "46 turns and 918 CPU-s: a pairing whose baseline alone is far past the per-game budget)")
     parser.add_argument("--procs", type=int, default=1)
     parser.add_argument("--celery", action="store_true", help="play the games on the Celery workers")
     parser.add_argument("--append", action="store_true", help="keep the games already in the output; play the rest")
@@ -574,7 +578,10 @@ def yardstick(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     started = time.time()
     pool = load_pool()
-    base_jobs = pool_jobs(pool, args.pairings, args.seeds, args.seed, args.max_decisions)
+    unknown = set(args.exclude) - {d["name"] for d in pool["decks"]}
+    if unknown:
+        parser.error(f"no such deck in the pool: {', '.join(sorted(unknown))}")
+    base_jobs = pool_jobs(pool, args.pairings, args.seeds, args.seed, args.max_decisions, args.exclude)
     out_path = Path(args.output)
     old, commands = [], []
     if args.append and out_path.exists():
@@ -591,8 +598,9 @@ def yardstick(argv: list[str]) -> int:
 
     def write():
         games = old + new
-        summary = strength.summarize(games, args.baseline)
-        base_cpu = [g["cpu_seconds"] for g in games if g["player"] == args.baseline]
+        counted = [g for g in games if not set(g["decks"]) & set(args.exclude)]  # every game is kept in the file
+        summary = strength.summarize(counted, args.baseline)
+        base_cpu = [g["cpu_seconds"] for g in counted if g["player"] == args.baseline]
         base_mean = sum(base_cpu) / len(base_cpu) if base_cpu else 0.0
         # a pair is our game and the baseline's (played once, shared by every player)
         per_pair = {p: None if s["all"]["cpu_seconds_per_game"] is None else s["all"]["cpu_seconds_per_game"] + base_mean
@@ -601,7 +609,7 @@ def yardstick(argv: list[str]) -> int:
                   "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
                   "machine": machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": args.pairings,
                                                  "close": pool.get("close")},
-                  "baseline": args.baseline, "summary": summary,
+                  "baseline": args.baseline, "excluded_decks": args.exclude, "summary": summary,
                   "baseline_cpu_seconds_per_game": round(base_mean, 1),
                   "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * s / 3600, 1)
                                                      for p, s in per_pair.items()},
