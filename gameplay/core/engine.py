@@ -310,6 +310,31 @@ class Game:
             raise IllegalAction(str(exc)) from None
         return {"fast_forwarded": result.fast_forwarded}
 
+    def apply_or_next(self, seat: int, chosen: Action | None, *, apply: Callable[[Action], Any] | None = None,
+                      on_refused: Callable[[Action, Exception], None] | None = None) -> Action:
+        """Apply ``chosen`` (listed or not: the engine's AI picks among more than ``legal_actions``); if the engine
+        refuses it, or there is no choice, the listed actions in order instead, the first one it accepts. phase.rs
+        sometimes lists an action it then refuses ("Cannot pay required additional cost"): a game must not stop on
+        that. ``apply(action)`` applies one (default ``self.apply(seat, action)``; the play page records the move
+        too); ``on_refused(action, error)`` hears each refusal. Returns the action applied; raises
+        ``IllegalAction`` when there is none to try or the engine refuses them all, and at once for an action the
+        engine neither produced nor listed (a caller's mistake, not the engine's)."""
+        apply = apply or (lambda action: self.apply(seat, action))
+        listed = self.legal_actions(seat)
+        if chosen is not None and chosen.native is None and chosen.key not in {a.key for a in listed}:
+            raise IllegalAction(f"{chosen.label} is not one of the legal actions now")
+        tries = ([chosen] if chosen is not None else []) + [a for a in listed if chosen is None or a.key != chosen.key]
+        if not tries:
+            raise IllegalAction(f"seat {seat} has no legal action (the engine is stuck)")
+        for action in tries:
+            try:
+                apply(action)
+                return action
+            except IllegalAction as exc:
+                if on_refused is not None:
+                    on_refused(action, exc)
+        raise IllegalAction(f"the rules engine refused every move it offered seat {seat}")
+
     def engine_action(self, seat: int, payload: dict) -> Action:
         """The action ``{"type", "data"}`` as the engine reads it, whether or not :meth:`legal_actions`
         lists it: the engine's own AI chooses among more than that list (a four-creature attack, two

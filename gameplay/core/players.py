@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from gameplay.core.advisor import LEVELS, recommend
-from gameplay.core.engine import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game, IllegalAction
+from gameplay.core.engine import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
 from gameplay.core.policy import active_evaluator, evaluator_at
 from gameplay.core.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig
@@ -267,39 +267,20 @@ def make_player(spec: str, seed: int = 0) -> Player:
 def play_game(game: Game, players: tuple[Player, Player], *, max_decisions: int = 5000,
               on_decision: Callable[[Game, int, Action], None] | None = None) -> dict:
     """Play ``game`` to the end. Returns ``{"winner", "turns", "decisions", "refused"}`` (winner None = draw/cut;
-    ``refused``: listed actions the engine then refused, each replaced by the next it accepts). ``on_decision(game,
+    ``refused``: chosen actions the engine refused, each replaced by the next listed one it accepts:
+    ``Game.apply_or_next``). ``on_decision(game,
     seat, action)`` is called after each action is applied, with the action really played."""
     decisions = refused = 0
     while not game.is_over() and decisions < max_decisions:
         seat = game.seat_to_act()
         if seat is None:
             break
-        action = players[seat].choose(game, seat)
-        try:
-            game.apply(seat, action)
-        except IllegalAction:
-            action = _accepted_instead(game, seat, action)  # raises again unless the engine listed it
-            refused += 1
+        chosen = players[seat].choose(game, seat)
+        action = game.apply_or_next(seat, chosen)
+        refused += action is not chosen
         if on_decision:
             on_decision(game, seat, action)
         decisions += 1
     result = game.result() or {"winner": None}
     return {"winner": result.get("winner"), "turns": game.turn, "decisions": decisions, "refused": refused}
 
-
-def _accepted_instead(game: Game, seat: int, action: Action) -> Action:
-    """The engine refused ``action`` although it listed it as legal (an additional cost it then cannot pay: seen
-    with the network alone on a Pioneer mirror): as the play page does, the next listed action it accepts is
-    played instead. An action it never listed is the player's own fault and is raised again."""
-    legal = game.legal_actions(seat)
-    if action.key not in {a.key for a in legal}:
-        raise IllegalAction(f"{action.label} is not one of the legal actions now")
-    for other in legal:
-        if other.key == action.key:
-            continue
-        try:
-            game.apply(seat, other)
-            return other
-        except IllegalAction:
-            continue
-    raise IllegalAction(f"the engine refused {action.label} and every other listed action")

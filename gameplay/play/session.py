@@ -240,22 +240,16 @@ def _play(row: PlayedGame, game: Game, seat: int, action: Action) -> None:
 
 
 def _apply_ai_move(row: PlayedGame, game: Game, ai: int, chosen: Action | None) -> Action:
-    """Apply the AI's chosen move, listed among the offered ones or not (the engine's AI picks among
-    more: a four-creature attack, two blockers on one attacker); if the engine refuses it, or the AI
-    chose nothing, the offered moves in order instead (a game must not stop on its AI's mistake).
-    Returns the move applied."""
-    offered = game.legal_actions(ai)
-    tries = ([chosen] if chosen is not None else []) + [a for a in offered if chosen is None or a.key != chosen.key]
-    if not tries:
-        raise PlayError("the AI has no legal action (the engine is stuck)", 500)
-    for action in tries:
-        try:
-            _play(row, game, ai, action)
-            return action
-        except IllegalAction as exc:
-            log.warning("game %s: the engine refused the AI's %s (%s); trying the next offered move",
-                        row.pk, action.kind, exc)
-    raise PlayError("the rules engine refused every move it offered the AI", 500)
+    """Apply the AI's chosen move, listed among the offered ones or not; if the engine refuses it, or the AI
+    chose nothing, the offered moves in order instead (``Game.apply_or_next``: a game must not stop on its AI's
+    mistake). Returns the move applied."""
+    def refused(action, exc):
+        log.warning("game %s: the engine refused the AI's %s (%s); trying the next offered move", row.pk, action.kind, exc)
+
+    try:
+        return game.apply_or_next(ai, chosen, apply=lambda action: _play(row, game, ai, action), on_refused=refused)
+    except IllegalAction as exc:
+        raise PlayError(f"the AI has no move the rules engine accepts ({exc})", 500) from None
 
 
 def _save(row: PlayedGame, game: Game, raw: list) -> None:
