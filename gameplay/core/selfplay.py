@@ -90,7 +90,7 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
     among them (None when the AI chose outside them: a four-creature attack), "visits": the search's root visits
     per offered action (only where a search player searched: the AlphaZero policy target), "value_x": [the 36
     features from the seat's side, from the other's], "turn", "won": 1/0}``. None when the game is drawn or cut."""
-    from gameplay.core.players import SearchPlayer, make_player  # noqa: PLC0415 - the players sit above the search
+    from gameplay.core.players import make_player  # noqa: PLC0415 - the players sit above the search
 
     game = engine.new_game(deck_a, deck_b, seed=seed)
     searchers = {s: make_player(level, seed=seed * 2 + s) for s, level in enumerate(levels) if level.startswith("search")}
@@ -103,7 +103,7 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
             continue
         visits = None
         player = searchers.get(seat)
-        if isinstance(player, SearchPlayer):
+        if player is not None:
             before = player.last
             action = player.choose(game, seat)
             if player.last is not None and player.last is not before:  # this decision was searched

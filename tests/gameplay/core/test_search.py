@@ -337,19 +337,24 @@ def test_a_pass_with_a_land_in_hand_on_ones_own_main_phase_stalls(stuck_game):
     assert not stalls(stuck_game, 0, again)
 
 
-def test_a_stalled_cheap_policy_is_handed_to_the_rescue_ai(stuck_game, monkeypatch):
-    assert stuck_game.ai_action(0, "Easy").kind == "PassPriority"  # the engine's Easy AI is stuck here
-    plain = Search(stuck_game, 0, config=QUICK)
-    assert plain._policy(stuck_game, 0, "Easy").kind == "PassPriority"
-
-    asked = []
-    original = Game.ai_action
+def spy_on_the_engine_ai(monkeypatch) -> list[str]:
+    """The difficulties the engine's AI is asked for from now on (it still answers)."""
+    asked, original = [], Game.ai_action
 
     def spy(self, who, difficulty="Medium"):
         asked.append(difficulty)
         return original(self, who, difficulty)
 
     monkeypatch.setattr(Game, "ai_action", spy)
+    return asked
+
+
+def test_a_stalled_cheap_policy_is_handed_to_the_rescue_ai(stuck_game, monkeypatch):
+    assert stuck_game.ai_action(0, "Easy").kind == "PassPriority"  # the engine's Easy AI is stuck here
+    plain = Search(stuck_game, 0, config=QUICK)
+    assert plain._policy(stuck_game, 0, "Easy").kind == "PassPriority"
+
+    asked = spy_on_the_engine_ai(monkeypatch)
     rescued = Search(stuck_game, 0, config=SearchConfig(**{**vars(QUICK), "rescue_policy": "Medium"}))
     assert rescued._policy(stuck_game, 0, "Easy").kind != "PassPriority"
     assert asked == ["Easy", "Medium"]
@@ -380,14 +385,8 @@ def test_a_level_that_defers_to_veryhard_keeps_it_once_its_bank_is_spent(midgame
     used to fall back to Medium: a long Modern mirror played 194 decisions on Medium)."""
     game = midgame.copy()
     seat = game.seat_to_act()
-    asked = []
     real = Game.ai_action
-
-    def spy(self, s, difficulty="Medium"):
-        asked.append(difficulty)
-        return real(self, s, difficulty)
-
-    monkeypatch.setattr(Game, "ai_action", spy)
+    asked = spy_on_the_engine_ai(monkeypatch)
     player = SearchPlayer(level)
     player.bank_spent = (player.game_seconds or 0.0) + 1.0
     action = player.choose(game, seat)
