@@ -52,7 +52,7 @@ test: venv
 	MTG_STACK=services $(PY) -m pytest -q -p no:cacheprovider
 
 bench: venv
-	$(PY) bench/import.py
+	$(PY) -m bench.import
 
 clean:
 	rm -rf var staticfiles .pytest_cache .hypothesis

@@ -1,6 +1,6 @@
 """Deck-completion benchmark: the masked model against retrieval baselines on decks held out by date, and latency.
 
-    python bench/completion.py [--stack services|embedded] [--n 400] [--known 10 20 40] [--latency-runs 60]
+    python -m bench.completion [--stack services|embedded] [--n 400] [--known 10 20 40] [--latency-runs 60]
                                [--mana-n 150] [--ablation "label=<ModelVersion id>[@steps=N]" ...]
 
 Quality: every corpus deck first seen on/after the active deck_masked version's split date (the model was
@@ -23,15 +23,14 @@ import copy
 import datetime as dt
 import json
 import os
-import platform
-import shlex
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "bench" / "results"
+from bench.harness.machine import machine
+from bench.harness.paths import RESULTS, command, setup_django
+from bench.harness.report import write_result
+
 PER_DECK = ("rows", "main_recall_per_deck", "side_recall_per_deck")
 
 
@@ -50,10 +49,7 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ["MTG_STACK"] = args.stack
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
-    import django
-
-    django.setup()
+    setup_django()
     import numpy as np
     import torch
     from django.conf import settings
@@ -115,8 +111,8 @@ def main() -> int:
             out["ablation"][label] = {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],
                                                "valid_share": r[K]["valid_share"]} for K in args.known}
             print(label, {K: round(r[K]["main_recall"], 4) for K in args.known})
-        out["command"] += " && python bench/completion.py " + shlex.join(sys.argv[1:])
-        (RESULTS / "completion.json").write_text(json.dumps(out, indent=2))
+        out["command"] += " && " + command("completion")
+        write_result(out, RESULTS / "completion.json", newline=False)
         return 0
     fit = lambda cls: cls().fit(train, V, tables.legal, tables.copy_limit, restricted=tables.restricted)  # noqa: E731
     methods = {"masked": masked.complete_idx, "neighbour_vote": masked.vote.complete, "nearest": fit(NearestDeckBaseline),
@@ -198,10 +194,9 @@ def main() -> int:
 
     out = {
         "benchmark": "completion",
-        "command": "python bench/completion.py " + shlex.join(sys.argv[1:]),
+        "command": command("completion"),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-                    "torch": torch.__version__},
+        "machine": machine(torch=torch.__version__),
         "stack": args.stack,
         "model": None if version is None else {"kind": "deck_masked", "version": version.version,
                                                "config": {k: v for k, v in version.config.items() if k != "cards"},
@@ -216,8 +211,7 @@ def main() -> int:
         "latency": latency,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "completion.json").write_text(json.dumps(out, indent=2))
+    write_result(out, RESULTS / "completion.json", newline=False)
     (RESULTS / "completion.svg").write_text(recall_svg(out["quality"], args.known))
 
     print(f"{'method':<16} " + " ".join(f"K={k:<3} main  side  valid " for k in args.known))

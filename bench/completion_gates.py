@@ -1,6 +1,6 @@
 """Choose the masked sampler's gates and unmasking rounds on a validation month, never on the held-out decks.
 
-    python bench/completion_gates.py --version ID [--until 2026-05-01] [--n 400] [--known 10 20 40]
+    python -m bench.completion_gates --version ID [--until 2026-05-01] [--n 400] [--known 10 20 40]
                                      [--gates trained 0.6 0.85 1] [--steps 12] [--apply ID ...]
 
 ``--version``: a deck_masked version trained with an earlier split date (e.g. ``train_completion --split-date
@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "bench" / "results"
+from bench.harness.paths import RESULTS, command, setup_django
+from bench.harness.report import write_result
+
 
 
 def main() -> int:
@@ -42,10 +40,7 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ["MTG_STACK"] = args.stack
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
-    import django
-
-    django.setup()
+    setup_django()
     import torch
     from django.conf import settings
 
@@ -119,14 +114,13 @@ def main() -> int:
         target.save(update_fields=["config"])
         print(f"wrote {chosen} into deck_masked v{target.version}'s sampler config")
     out = {"benchmark": "completion_gates",
-           "command": "python bench/completion_gates.py " + shlex.join(sys.argv[1:]),
+           "command": command("completion_gates"),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "validation_model": {"version": version.version, "split_date": split, "learned_gate": trained_gate},
            "validation_decks": len(val), "until": args.until, "n": args.n, "known": args.known,
            "main_sweep": main_sweep, "side_sweep": side_sweep, "chosen": chosen,
            "seconds": round(time.perf_counter() - started, 1)}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "completion_gates.json").write_text(json.dumps(out, indent=2))
+    write_result(out, RESULTS / "completion_gates.json", newline=False)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Draft-bot benchmark: pick agreement on held-out pods, pod speed, and first-pick order against people.
 
-    python bench/drafts.py [--sets BLB DSK FDN] [--pods 20]
+    python -m bench.drafts [--sets BLB DSK FDN] [--pods 20]
 
 Agreement: every bot ranks every pack of the held-out pods (1 pod in 10, by a hash of the pod id;
 the shipped learned bots never saw them) of the proxy 17Lands logs; top-1/top-3 agreement with the
@@ -19,23 +19,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import platform
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "bench" / "results"
+from bench.harness.machine import machine
+from bench.harness.paths import RESULTS, ROOT, command, data_dir
+from bench.harness.report import write_result
+
 WEIGHTS = ROOT / "ml" / "weights" / "drafts"
 CEILING = 0.67
 TARGETS = {"draftsim": 0.50, "archetype": 0.60, "neural": 0.655}
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("MTG_DATA_DIR") or ROOT.parent / "shared" / "data")
 
 
 def load_shipped(family: str, code: str):
@@ -223,10 +216,9 @@ def main() -> int:
             targets[f"{family} {code}"] = {"target": target, "top1": got, "met": got is not None and got >= target}
     report = {
         "benchmark": "drafts",
-        "command": "python bench/drafts.py " + " ".join(sys.argv[1:]),
+        "command": command("drafts"),
         "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-                    "torch_threads": torch.get_num_threads()},
+        "machine": machine(torch_threads=torch.get_num_threads()),
         "ceiling_top1": CEILING,
         "agreement": agreements,
         "targets": targets,
@@ -234,8 +226,7 @@ def main() -> int:
         "p1p1_spearman": firsts,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "drafts.json").write_text(json.dumps(report, indent=1))
+    write_result(report, RESULTS / "drafts.json", newline=False, indent=1)
     (RESULTS / "drafts.svg").write_text(svg(agreements))
     print(f"wrote bench/results/drafts.json and drafts.svg in {report['seconds']}s")
     for key, t in targets.items():

@@ -1,6 +1,6 @@
 """Leaf quality: how well does what the search scores a position with predict who wins the game?
 
-    python bench/eval_quality.py [--games 24] [--level Medium] [--procs 2]
+    python -m bench.eval_quality [--games 24] [--level Medium] [--procs 2]
 
 The search's value of a simulation is the engine's evaluation (squashed by ``EVAL_SCALE``) at the
 end of a rollout played by a cheap engine AI. This bench plays whole games between two copies of
@@ -36,17 +36,14 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import game_strength as gs  # noqa: E402 - the same card data, decks and machine record
+from bench.harness import games as fixtures
+from bench.harness.paths import RESULTS, command
+from bench.harness.report import write_result
 
 ROLLOUTS = {"rollout": {"horizon": 2}, "rollout_1": {"horizon": 1}, "rollout_rescued": {"horizon": 2, "rescue_policy": "Medium"},
             "rollout_learned": {"horizon": 2, "leaf": "learned"}, "rollout_1_learned": {"horizon": 1, "leaf": "learned"}}
@@ -95,9 +92,9 @@ def play_one(job: dict) -> list[dict]:
 
     model = learned_model()
 
-    decks = gs.sample_decks()
-    eng = gs.engine()
-    game = eng.new_game(gs.deck_list(decks, job["decks"][0]), gs.deck_list(decks, job["decks"][1]), seed=job["seed"])
+    decks = fixtures.sample_decks()
+    eng = fixtures.engine()
+    game = eng.new_game(fixtures.deck_list(decks, job["decks"][0]), fixtures.deck_list(decks, job["decks"][1]), seed=job["seed"])
     rng = random.Random(job["seed"])
     rows, seen_turns = [], set()
     decisions = 0
@@ -223,7 +220,7 @@ def main() -> int:
     ap.add_argument("--level", default="Medium", help="the engine AI that plays both seats of the games")
     ap.add_argument("--seed", type=int, default=5000)
     ap.add_argument("--procs", type=int, default=min(2, os.cpu_count() or 1))
-    ap.add_argument("--output", default=str(gs.RESULTS / "eval_quality.json"))
+    ap.add_argument("--output", default=str(RESULTS / "eval_quality.json"))
     ap.add_argument("--replot", action="store_true", help="only redraw the SVG from the JSON in --output")
     ap.add_argument("--rows", help="also write every scored position to this JSON-lines file")
     args = ap.parse_args()
@@ -235,8 +232,8 @@ def main() -> int:
 
     if args.level not in DIFFICULTIES:
         ap.error(f"--level must be one of {', '.join(DIFFICULTIES)}")
-    gs.engine()  # build the card data once, before the workers start
-    pairs = list(itertools.permutations(sorted(gs.sample_decks()), 2))
+    fixtures.engine()  # build the card data once, before the workers start
+    pairs = list(itertools.permutations(sorted(fixtures.sample_decks()), 2))
     jobs = [{"decks": list(pairs[i % len(pairs)]), "seed": args.seed + i, "level": args.level}
             for i in range(args.games)]
     start = time.perf_counter()
@@ -246,14 +243,13 @@ def main() -> int:
             rows.extend(part)
             print(f"[{i}/{len(jobs)}] {len(part)} positions", flush=True)
     result = {"benchmark": "eval_quality", "date": dt.datetime.now().isoformat(timespec="seconds"),
-              "command": "python bench/eval_quality.py " + " ".join(sys.argv[1:]), "machine": gs.machine(),
+              "command": command("eval_quality"), "machine": fixtures.game_machine(),
               "games": args.games, "level": args.level, **score(rows),
               "run_seconds": round(time.perf_counter() - start, 1)}
     if args.rows:
         with open(args.rows, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    write_result(result, output, newline=False, indent=1)
     output.with_suffix(".svg").write_text(svg(result), encoding="utf-8")
     print(json.dumps({k: result[k] for k in ("positions", "fitted_scale", "by_way", "by_turns", "ratios")}, indent=1))
     return 0

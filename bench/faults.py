@@ -1,7 +1,7 @@
 """Faults, counted: the fault tests (tests/*/test_faults.py and test_review_faults.py, services stack) run ``--rounds`` times, each fault's
 counts added up.
 
-    .venv/bin/python bench/faults.py [--rounds 3] [--quick] [--output PATH]
+    .venv/bin/python -m bench.faults [--rounds 3] [--quick] [--output PATH]
 
 Each round runs, in one pytest process on PostgreSQL database ``bench_faults`` (created and dropped by the
 tests' own machinery) and a private redis-server per test (tests/faults.py), every fault test with the
@@ -29,7 +29,6 @@ import collections
 import datetime as dt
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -38,8 +37,10 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
+from bench.harness.machine import machine, tool_versions
+from bench.harness.paths import RESULTS, ROOT, command
+from bench.harness.report import write_result
+
 FILES = ["tests/decks/completion/test_faults.py", "tests/ml/test_faults.py", "tests/gameplay/test_faults.py",
          "tests/gameplay/test_review_faults.py",
          "tests/drafts/test_faults.py", "tests/mtgsite/test_faults.py"]
@@ -90,22 +91,6 @@ def aggregate(records: list[dict]) -> dict:
     return faults
 
 
-def machine() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    info = {"platform": platform.platform(), "cpu": cpu, "cpu_count": os.cpu_count(), "python": platform.python_version()}
-    for name, argv in (("postgresql", ["psql", "--version"]), ("redis", ["redis-server", "--version"])):
-        try:
-            info[name] = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
-        except OSError:
-            pass
-    return info
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -140,8 +125,9 @@ def main(argv=None) -> int:
     ok = not failed_tests and all(totals[k] == 0 for k in MUST_BE_ZERO)
     doc = {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "command": "python bench/faults.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "machine": machine(), "rounds": rounds, "seconds": round(seconds, 1),
+        "command": command("faults", argv),
+        "machine": machine(**tool_versions(postgresql=["psql", "--version"], redis=["redis-server", "--version"])),
+        "rounds": rounds, "seconds": round(seconds, 1),
         "ok": ok, "totals": dict(totals), "faults": faults,
         "tests": {"run": len(tests), "passed": sum(t["outcome"] == "passed" for t in tests),
                   "failed": [t["test"] + f" (kill {t['kill']})" for t in failed_tests],
@@ -149,8 +135,7 @@ def main(argv=None) -> int:
         "per_test": tests,
     }
     out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    write_result(doc, out, indent=1)
     print(f"\n{'fault':<62} runs  ok-after-retry  failed-with-reason  stuck  lost  dup  recovery s (median/max)")
     for name, f in sorted(faults.items()):
         rec = f.get("recovery_seconds") or {}

@@ -1,6 +1,6 @@
 """The policy/value network on held-out self-play: does it predict VeryHard's choices and the winner?
 
-    python bench/game_policy.py --weights FILE --heldout FILE [--strength N] [--procs 2]
+    python -m bench.game_policy --weights FILE --heldout FILE [--strength N] [--procs 2]
 
 ``--heldout`` holds decision records of self-play games never trained on (``manage.py train_game_policy
 --records``, or ``--games`` here to play them: seeds 31000 + i, both seats VeryHard, the four sample decks,
@@ -30,11 +30,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import game_strength as gs  # noqa: E402 - the same card data, decks and machine record
+from bench.harness import games as fixtures
+from bench.harness.paths import RESULTS, command
+from bench.harness.report import write_result
 
 PLAYERS = ("search:default+net", "search:default", "net", "engine:VeryHard")
 
@@ -47,13 +45,13 @@ def read(path: str) -> list[dict]:
 def play_records(games: int, seed: int, procs: int) -> list[dict]:
     from gameplay.core import selfplay
 
-    decks = gs.sample_decks()
+    decks = fixtures.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     jobs = [{"index": i, "names": list(pairs[i % len(pairs)]), "levels": ["VeryHard", "VeryHard"], "seed": seed + i,
-             "deck0": gs.deck_list(decks, pairs[i % len(pairs)][0]), "deck1": gs.deck_list(decks, pairs[i % len(pairs)][1])}
+             "deck0": fixtures.deck_list(decks, pairs[i % len(pairs)][0]), "deck1": fixtures.deck_list(decks, pairs[i % len(pairs)][1])}
             for i in range(games)]
     out = []
-    with ProcessPoolExecutor(procs, initializer=selfplay.pool_init, initargs=(str(gs.card_data_path()),)) as pool:
+    with ProcessPoolExecutor(procs, initializer=selfplay.pool_init, initargs=(str(fixtures.card_data_path()),)) as pool:
         for _, records, error in pool.map(selfplay.pool_decisions, jobs):
             out += records
             if error:
@@ -78,7 +76,7 @@ def strength_game(job: dict) -> dict:
     from gameplay.core import policy
     from gameplay.core.players import EnginePlayer, NetPlayer, SearchPlayer, play_game
 
-    engine = gs.engine()
+    engine = fixtures.engine()
     evaluator = policy.evaluator_at(job["weights"])
     name = job["player"]
     if name == "net":
@@ -95,10 +93,10 @@ def strength_game(job: dict) -> dict:
 
 
 def strength(weights: str, games: int, procs: int) -> dict:
-    decks = gs.sample_decks()
+    decks = fixtures.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     jobs = [{"player": p, "seed": 5000 + i, "names": list(pairs[i % len(pairs)]), "weights": weights,
-             "deck0": gs.deck_list(decks, pairs[i % len(pairs)][0]), "deck1": gs.deck_list(decks, pairs[i % len(pairs)][1])}
+             "deck0": fixtures.deck_list(decks, pairs[i % len(pairs)][0]), "deck1": fixtures.deck_list(decks, pairs[i % len(pairs)][1])}
             for i in range(games) for p in PLAYERS]
     with ProcessPoolExecutor(procs) as pool:
         results = list(pool.map(strength_game, jobs))
@@ -126,7 +124,7 @@ def main() -> int:
     ap.add_argument("--games", type=int, default=12, help="held-out games to play when --heldout is not given")
     ap.add_argument("--strength", type=int, default=0, help="games per player for the strength comparison (0: none)")
     ap.add_argument("--procs", type=int, default=2)
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "game_policy.json"))
+    ap.add_argument("--out", default=str(RESULTS / "game_policy.json"))
     args = ap.parse_args()
 
     from gameplay.core import policy, value
@@ -137,16 +135,15 @@ def main() -> int:
     scores = policy.score(evaluator, records, value.ValueModel.load(value.DEFAULT_WEIGHTS))
     scores["net_ms_per_decision"] = round(1000 * (time.process_time() - cpu) / max(1, len(records)), 2)
     info = evaluator.info
-    result = {"bench": "game_policy", "command": "python " + " ".join(sys.argv), "date": dt.datetime.now(dt.timezone.utc)
-              .isoformat(timespec="seconds"), "machine": gs.machine(),
+    result = {"bench": "game_policy", "command": command("game_policy"), "date": dt.datetime.now(dt.timezone.utc)
+              .isoformat(timespec="seconds"), "machine": fixtures.game_machine(),
               "network": {k: info.get(k) for k in ("games", "decisions", "valid_games", "best_epoch", "config", "imitate",
                                                     "seeds", "parameters", "train_cpu_seconds", "epochs")}
               | {"bytes": Path(args.weights).stat().st_size},
               "heldout": {"seeds": sorted({r["seed"] for r in records}), **scores}, "by_kind": by_kind(evaluator, records)}
     if args.strength:
         result["strength"] = strength(str(Path(args.weights).resolve()), args.strength, args.procs)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_result(result, Path(args.out), indent=1)
     s = result["heldout"]
     print(f"held-out: {s['games']} games, {s['labelled']} VeryHard decisions ({s['mean_actions']} actions on average)")
     print(f"  move prediction  network {s['net_accuracy']:.3f} (top-2 {s['net_top2']:.3f})  baseline {s['baseline_accuracy']:.3f}")

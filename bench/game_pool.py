@@ -1,6 +1,6 @@
 """The strength bench's deck pool: real tournament decks the engine fully supports, and which pairings are close.
 
-    python bench/game_pool.py [--per-format 1] [--pauper 2] [--formats Pauper Modern Standard Pioneer Legacy Premodern Vintage]
+    python -m bench.game_pool [--per-format 1] [--pauper 2] [--formats Pauper Modern Standard Pioneer Legacy Premodern Vintage]
                               [--games 2] [--seed 7000] [--procs 1] [--max-decisions 1200] [--max-minutes 30]
                               [--close 0.65]
 
@@ -32,17 +32,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from bench.harness import games as fixtures
+from bench.harness.games import CARD_DATA, POOL, save_card_data
+from bench.harness.paths import command, data_dir
+from bench.harness.report import write_result
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "bench" / "results"
-POOL = RESULTS / "game_pool.json"
-CARD_DATA = ROOT / "var" / "bench" / "game-pool-card-data.json"
 BASICS = {"Plains", "Island", "Swamp", "Mountain", "Forest", "Wastes"}
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("MTG_DATA_DIR") or ROOT.parent / "shared" / "data")
 
 
 class Support(dict):
@@ -121,7 +117,7 @@ def tournament_decks(records: dict, problems: dict, formats: list[str], per_form
 
 
 def sample_decks() -> list[dict]:
-    decks = json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
+    decks = fixtures.sample_decks()
     return [{"name": name, "format": d.get("format"), "source": "sample", "main": d["main"]}
             for name, d in sorted(decks.items())]
 
@@ -130,27 +126,6 @@ def write_card_data(records: dict, decks: list[dict]) -> Path:
     names = {n for d in decks for n, _ in d["main"]} | BASICS
     by_name = _names(records)
     return save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)
-
-
-def save_card_data(records: list[dict], path: Path) -> Path:
-    """The engine's card database of these oracle records, built by our conversion, written to ``path``."""
-    import phase
-
-    from gameplay.core.carddata import build_card_data
-
-    data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def load_pool() -> dict:
-    """The pool written by this script (bench/game_strength.py plays it)."""
-    if not POOL.exists():
-        raise SystemExit(f"no deck pool: run python bench/game_pool.py first ({POOL} is missing)")
-    return json.loads(POOL.read_text(encoding="utf-8"))
 
 
 def _play(job: dict) -> dict:
@@ -231,7 +206,7 @@ def main(argv=None) -> int:
     jobs = round_robin_jobs(decks, args.games, args.seed, args.max_decisions)
     games: list[dict] = []
     report = {"benchmark": "game_pool", "date": dt.datetime.now().isoformat(timespec="seconds"),
-              "command": "python bench/game_pool.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "command": command("game_pool", argv),
               "cards_supported": supported, "cards_looked_at": len(problems), "decks": decks,
               "settings": {k: v for k, v in vars(args).items()}}
 
@@ -240,10 +215,7 @@ def main(argv=None) -> int:
         report["pairings"] = close_pairings(games, args.close, [d["name"] for d in decks])
         report["close"] = [p["pairing"] for p in report["pairings"] if p["close"]]
         report["run_seconds"] = round(time.time() - started, 1)
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        tmp = POOL.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1), encoding="utf-8")
-        os.replace(tmp, POOL)
+        write_result(report, POOL, newline=False, indent=1)
 
     deadline = started + args.max_minutes * 60
     import multiprocessing as mp

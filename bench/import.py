@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: import the full real data (cards, sets, deck corpus) into a fresh database, twice.
 
-    python bench/import.py [--stack services|embedded] [--limit N] [--baseline-rows N]
+    python -m bench.import [--stack services|embedded] [--limit N] [--baseline-rows N]
 
 * ``services`` (default): drops and re-creates the PostgreSQL database ``mtg_bench``
   (POSTGRES_HOST/PORT/USER/PASSWORD as for the site), migrates it, imports.
@@ -21,13 +21,16 @@ import datetime as dt
 import io
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results" / "import.json"
+from bench.harness.machine import machine
+from bench.harness.paths import RESULTS as RESULTS_DIR
+from bench.harness.paths import ROOT, command
+from bench.harness.report import write_result
+
+RESULTS = RESULTS_DIR / "import.json"
 BENCH_DB = "mtg_bench"
 
 
@@ -66,7 +69,6 @@ def fresh_database(stack: str) -> str:
 
 def setup_django(stack: str) -> str:
     name = fresh_database(stack)
-    sys.path.insert(0, str(ROOT))
     os.environ["DJANGO_SETTINGS_MODULE"] = "mtgsite.settings"
     # Keep the catalogue-version key (services cache) away from a developer's running site.
     os.environ.setdefault("REDIS_CACHE_URL", "redis://127.0.0.1:6379/10")
@@ -89,26 +91,6 @@ def db_version() -> str:
     import sqlite3
 
     return f"SQLite {sqlite3.sqlite_version}"
-
-
-def machine() -> dict:
-    memory = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory = round(int(line.split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"platform": platform.platform(), "cpu": cpu, "cpu_count": os.cpu_count(), "memory_gib": memory,
-            "python": platform.python_version(), "db": db_version()}
 
 
 def counts() -> dict:
@@ -296,13 +278,13 @@ def main(argv=None) -> int:
     base = baseline(args.baseline_rows)
     doc = {
         "benchmark": "import",
-        "command": " ".join(["python", "bench/import.py", *(argv if argv is not None else sys.argv[1:])]),
+        "command": command("import", argv),
         "date": started.isoformat(timespec="seconds"),
         "stack": args.stack,
         "database": database,
         "data_dir": str(settings.MTG_DATA_DIR),
         "limit": args.limit,
-        "machine": machine(),
+        "machine": machine(db=db_version()),
         "first_run": first,
         "second_run": second,
         "idempotent": idempotent,
@@ -311,8 +293,7 @@ def main(argv=None) -> int:
         "under_10_minutes": first["total_seconds"] < 600,
     }
     output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(doc, indent=2) + "\n")
+    write_result(doc, output)
     print_table(doc)
     print(f"\nwrote {output}")
     if not idempotent:

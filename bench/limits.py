@@ -1,7 +1,7 @@
 """Abuse limits under a flood: one client sends 100 deck completions, then another asks for one; with the limits
 off (the issue's measurement) and on (the default MTG_LIMITS). Real processes: Daphne and one Celery worker.
 
-    .venv/bin/python bench/limits.py [--stack embedded|services] [--decks 20000] [--flood 100] [--threads 8]
+    .venv/bin/python -m bench.limits [--stack embedded|services] [--decks 20000] [--flood 100] [--threads 8]
                                      [--alone 9] [--crowd 100] [--output PATH]
 
 Setup: a fresh database with the real card catalogue (import_cards), the first --decks corpus decks (import_decks
@@ -30,7 +30,6 @@ import datetime as dt
 import json
 import os
 import random
-import shlex
 import statistics
 import sys
 import tempfile
@@ -40,12 +39,10 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.harness.paths import RESULTS, ROOT, command
+from bench.harness.processes import PY, Proc, free_port, kill_all, pg_admin, services_machine
+from bench.harness.report import write_result
 
-from bench.pods import PY, Proc, free_port, kill_all, machine, pg_admin  # noqa: E402 - after the path
-
-RESULTS = ROOT / "bench" / "results"
 BENCH_DB = "bench_limits"
 SQLITE = ROOT / "var" / "bench_limits.sqlite3"
 REDIS_MAIN = "redis://127.0.0.1:6379/14"
@@ -259,17 +256,16 @@ def main() -> int:
 
             connections.close_all()
             pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    info = machine()
+    info = services_machine()
     info["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
     doc = {
         "benchmark": "limits", "date": dt.date.today().isoformat(), "stack": args.stack,
-        "command": "python bench/limits.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "command": command("limits"),
         "machine": info, "data": data, "request": REQUEST,
         "limits_on": {k: v for k, v in settings.MTG_LIMITS.items() if k.startswith("completion")},
         "batch_size": settings.COMPLETION_BATCH_SIZE, "modes": rows,
     }
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    write_result(doc, Path(args.output))
     print(f"wrote {args.output}")
     return 0
 

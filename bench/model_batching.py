@@ -1,6 +1,6 @@
 """Deck-completion batching benchmark: throughput and per-job latency for batch sizes 1, 4, 8.
 
-    python bench/model_batching.py [--stack services|embedded] [--n 32] [--known 20] [--sizes 1 4 8] [--repeats 2]
+    python -m bench.model_batching [--stack services|embedded] [--n 32] [--known 20] [--sizes 1 4 8] [--repeats 2]
 
 The same N partial decks (the first K main-deck cards of real decks first seen on or after the active
 model's split date; sideboard generated) go through ``Completer.complete_many`` of the active
@@ -17,15 +17,15 @@ import datetime as dt
 import json
 import lzma
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-RESULTS = ROOT / "bench" / "results"
+from bench.harness.machine import machine
+from bench.harness.paths import RESULTS, command, setup_django
+from bench.harness.report import write_result
+
 
 
 def partial_decks(corpus: Path, since: str, n: int, known: int, completer) -> list[tuple[list, str]]:
@@ -65,10 +65,7 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ["MTG_STACK"] = args.stack
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
-    import django
-
-    django.setup()
+    setup_django()
     import numpy as np
     import torch
     from django.conf import settings
@@ -128,11 +125,10 @@ def main() -> int:
     device = str(completer.device)
     out = {
         "benchmark": "model_batching",
-        "command": "python bench/model_batching.py " + " ".join(sys.argv[1:]),
+        "command": command("model_batching"),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
-                    "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-                    "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None},
+        "machine": machine(torch=torch.__version__, torch_threads=torch.get_num_threads(),
+                           gpu=torch.cuda.get_device_name(0) if torch.cuda.is_available() else None),
         "device": device,
         "stack": args.stack,
         "model": {"version": version.version, "parameters": sum(p.numel() for p in completer.model.parameters()),
@@ -142,8 +138,7 @@ def main() -> int:
                      "formats": dict(sorted({f: sum(1 for _, g in decks if g == f) for _, f in decks}.items()))},
         "results": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "model_batching.json").write_text(json.dumps(out, indent=2))
+    write_result(out, RESULTS / "model_batching.json", newline=False)
     print(json.dumps({"device": device, "results": rows}, indent=1))
     return 0
 

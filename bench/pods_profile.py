@@ -1,6 +1,6 @@
 """Profile the server side of one online-pod pick, in-process, on the services stack (PostgreSQL).
 
-    .venv/bin/python bench/pods_profile.py [--picks 300] [--conn-max-age 0] [--cprofile] [--top 30]
+    .venv/bin/python -m bench.pods_profile [--picks 300] [--conn-max-age 0] [--cprofile] [--top 30]
 
 Drops and re-creates the PostgreSQL database ``bench_pods_profile``, adds the hand-made TST set,
 opens 8-person pods of guests and lets every seat pick the first card of its pack in turn through
@@ -21,10 +21,10 @@ import os
 import pstats
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.harness.paths import ROOT
+from bench.harness.processes import pg_admin
+
 DB = "bench_pods_profile"
 
 
@@ -39,9 +39,6 @@ def main(argv=None) -> int:
     os.environ.update({"MTG_STACK": "services", "POSTGRES_DB": DB, "DJANGO_SETTINGS_MODULE": "mtgsite.settings",
                        "POSTGRES_CONN_MAX_AGE": str(args.conn_max_age), "DJANGO_DEBUG": "0",
                        "REDIS_CACHE_URL": "redis://127.0.0.1:6379/10", "LOG_LEVEL": "WARNING"})
-    sys.path.insert(0, str(ROOT / "bench"))
-    from pods import pg_admin  # noqa: E402
-
     pg_admin(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
     pg_admin(f"CREATE DATABASE {DB}")
     try:

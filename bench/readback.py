@@ -1,6 +1,6 @@
 """Read-back: how often phase.rs cannot read a state it wrote, and what the site does about it.
 
-    python bench/readback.py [--games 12] [--every 5]
+    python -m bench.readback [--games 12] [--every 5]
 
 Games between the four sample decks (every ordered pair, fixed seeds; the engine's Easy AI against
 its Medium AI, and every other game a uniformly random seat 0, which reaches more prompts) are
@@ -29,16 +29,13 @@ import itertools
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import game_strength as gs  # noqa: E402 - the same card data, decks and machine record
+from bench.harness import games as fixtures
+from bench.harness.paths import RESULTS, command
+from bench.harness.report import write_result
 
 
 REASONS = [("unknown variant", "pump target detail (Increase/Decrease)"),
@@ -55,8 +52,8 @@ def run(games: int, every: int) -> dict:
     from gameplay.core.engine import BadState, EngineError
     from gameplay.core.players import EnginePlayer, RandomPlayer
 
-    eng = gs.engine()
-    decks = gs.sample_decks()
+    eng = fixtures.engine()
+    decks = fixtures.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     counts = collections.Counter()
     reasons_raw, reasons_left = collections.Counter(), collections.Counter()
@@ -64,7 +61,7 @@ def run(games: int, every: int) -> dict:
     whole = {"identical": 0, "seconds": [], "moves": [], "x_one_load": []}
     for g in range(games):
         a, b = pairs[g % len(pairs)]
-        deck_a, deck_b = gs.deck_list(decks, a), gs.deck_list(decks, b)
+        deck_a, deck_b = fixtures.deck_list(decks, a), fixtures.deck_list(decks, b)
         seed, first = 300 + g, g % 2
         game = eng.new_game(deck_a, deck_b, seed=seed, first_player=first)
         players = (RandomPlayer(seed) if g % 2 else EnginePlayer("Easy"), EnginePlayer("Medium"))
@@ -149,21 +146,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=12)
     ap.add_argument("--every", type=int, default=5, help="also check every N-th plain priority decision")
-    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "readback.json"))
+    ap.add_argument("--out", default=str(RESULTS / "readback.json"))
     args = ap.parse_args()
     t = time.time()
     result = run(args.games, args.every)
     out = {
         "bench": "readback",
-        "command": "python bench/readback.py " + " ".join(sys.argv[1:]),
+        "command": command("readback"),
         "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": gs.machine(),
+        "machine": fixtures.game_machine(),
         "games": args.games,
         "seconds": round(time.time() - t, 1),
         **result,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    write_result(out, Path(args.out))
     print(json.dumps(out, indent=2))
 
 

@@ -1,8 +1,8 @@
 """Scale-out on one machine: what a second Daphne process and a second Celery worker buy.
 
-    .venv/bin/python bench/scale.py [--quick] [--sizes 1 2 3 4 6 8] [--jobs 32] [--output PATH]
+    .venv/bin/python -m bench.scale [--quick] [--sizes 1 2 3 4 6 8] [--jobs 32] [--output PATH]
 
-Setup as bench/pods.py (whose clients, processes and checks this reuses): a throw-away PostgreSQL database
+Setup as bench/pods.py (its clients, processes and checks are in bench/harness/: podload.py, processes.py): a throw-away PostgreSQL database
 (``mtg_scale``, or BENCH_SCALE_DB), Redis under a per-run prefix (database 14, or BENCH_PODS_REDIS), the services
 stack with the settings' channel layer (MTG_CHANNEL_LAYER), the hand-made TST set.
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import io
-import json
 import os
 import shlex
 import signal
@@ -37,12 +36,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.harness import podload, processes
+from bench.harness.paths import RESULTS, ROOT, command
+from bench.harness.report import write_result
 
-from bench import pods  # noqa: E402 - after the path
-
-RESULTS = ROOT / "bench" / "results"
 JOB_CARDS = [("Lightning Bolt", 4), ("Goblin Guide", 4)]
 
 
@@ -50,13 +47,13 @@ JOB_CARDS = [("Lightning Bolt", 4), ("Goblin Guide", 4)]
 WEB = [("1", 1, False), ("2", 2, True), ("2-split", 2, False)]
 
 
-def web_part(sizes: list[int], webs: list[pods.Proc], bot: str, min_sizes: int) -> dict:
+def web_part(sizes: list[int], webs: list[processes.Proc], bot: str, min_sizes: int) -> dict:
     ports = [w.port for w in webs]
     runs: dict[str, list[dict]] = {key: [] for key, _, _ in WEB}
     stopped = "end of list"
     for n in sizes:
         for key, k, by_pod in WEB:  # in turn at each N, so that all see the same machine
-            r = pods.load_run(n, ports[:k], bot, 0, f"{key}n{n}", timeout=max(60.0, 10.0 * n), daphne=webs[:k],
+            r = podload.load_run(n, ports[:k], bot, 0, f"{key}n{n}", timeout=max(60.0, 10.0 * n), daphne=webs[:k],
                               by_pod=by_pod)
             r.pop("_samples", None)
             runs[key].append(r)
@@ -64,11 +61,11 @@ def web_part(sizes: list[int], webs: list[pods.Proc], bot: str, min_sizes: int) 
             print(f"  {key:<7} N={n:<2} {r['picks_per_s']} picks/s  next-pack p50/p95/p99 {nx.get('p50')}/{nx.get('p95')}/"
                   f"{nx.get('p99')} ms  Daphne {r['cpu_ms_per_pick']['daphne']} ms CPU/pick  load {r['loadavg_1min']}  db "
                   f"{'ok' if r['db']['ok'] else 'FAIL'}  ({r['wall_seconds']} s)", flush=True)
-        if all(rs[-1]["next_pack_ms"].get("p95", float("inf")) > pods.THRESHOLD_MS for rs in runs.values()) \
+        if all(rs[-1]["next_pack_ms"].get("p95", float("inf")) > podload.THRESHOLD_MS for rs in runs.values()) \
                 and len(runs["1"]) >= min_sizes:
-            stopped = f"all over {pods.THRESHOLD_MS:.0f} ms at N={n}"
+            stopped = f"all over {podload.THRESHOLD_MS:.0f} ms at N={n}"
             break
-    best = {key: max((r["pods"] for r in rs if r["next_pack_ms"].get("p95", float("inf")) < pods.THRESHOLD_MS), default=0)
+    best = {key: max((r["pods"] for r in rs if r["next_pack_ms"].get("p95", float("inf")) < podload.THRESHOLD_MS), default=0)
             for key, rs in runs.items()}
     same_n = {}  # two processes against one at the same N
     for i, one in enumerate(runs["1"]):
@@ -124,7 +121,7 @@ def wait_jobs(jobs: list, timeout: float) -> list:
     raise TimeoutError(f"completions not done after {timeout} s")
 
 
-def worker_run(k: int, workers: list[pods.Proc], jobs: int, seed0: int) -> dict:
+def worker_run(k: int, workers: list[processes.Proc], jobs: int, seed0: int) -> dict:
     """``jobs`` completions queued at once, run by the first ``k`` workers (started here, stopped at the end)."""
     from decks.models import Deck
 
@@ -138,12 +135,12 @@ def worker_run(k: int, workers: list[pods.Proc], jobs: int, seed0: int) -> dict:
             warmed |= {r.worker for r in wait_jobs(queue_jobs(1, seed0 + k + i), 300)}
         decks0 = Deck.objects.filter(source="completion").count()
         load0 = os.getloadavg()[0]
-        cpu0 = [pods.cpu_seconds(w.proc.pid) for w in workers[:k]]
+        cpu0 = [processes.cpu_seconds(w.proc.pid) for w in workers[:k]]
         t = time.perf_counter()
         rows = wait_jobs(queue_jobs(jobs, seed0 + 1000), 600)
         took = max(r.finished for r in rows) - min(r.created for r in rows)
         wall = time.perf_counter() - t
-        cpu = [round(pods.cpu_seconds(w.proc.pid) - c, 1) for w, c in zip(workers[:k], cpu0)]
+        cpu = [round(processes.cpu_seconds(w.proc.pid) - c, 1) for w, c in zip(workers[:k], cpu0)]
     finally:
         for w in workers[:k]:
             w.stop()
@@ -174,7 +171,7 @@ def plot(doc: dict, path: Path) -> None:
         rs = web["runs"][k]
         a.plot([r["pods"] for r in rs], [r["next_pack_ms"].get("p95") for r in rs], "-o", color=color,
                label=f"{labels[k]} (max N {web['max_pods_p95_under_threshold'][k]})")
-    a.axhline(pods.THRESHOLD_MS, color="#000000", lw=0.8, ls=":")
+    a.axhline(podload.THRESHOLD_MS, color="#000000", lw=0.8, ls=":")
     a.set_xlabel("concurrent pods (8 people each)")
     a.set_ylabel("pick -> next pack p95 (ms)")
     a.set_title("web: one or two Daphne processes")
@@ -205,7 +202,7 @@ def summary(doc: dict) -> str:
                          f"{'ok' if r['db']['ok'] else 'FAIL':>4}")
         lines.append(f"{rows[0]['pods']:>4} | " + " | ".join(cells))
     best = web["max_pods_p95_under_threshold"]
-    lines += [f"max pods with p95 < {pods.THRESHOLD_MS:.0f} ms: {best['1']} with one process, {best['2']} with two "
+    lines += [f"max pods with p95 < {podload.THRESHOLD_MS:.0f} ms: {best['1']} with one process, {best['2']} with two "
               f"(each pod on one), {best['2-split']} with two (seats split); stopped: {web['stopped']}", "",
               "workers: completions/s (jobs by worker)"]
     for r in wk["runs"]:
@@ -226,8 +223,8 @@ def main(argv=None) -> int:
     sizes = args.sizes or ([1, 2] if args.quick else [1, 2, 3, 4, 6, 8])
     jobs = args.jobs or (8 if args.quick else 32)
     t_all = time.perf_counter()
-    pods.BENCH_DB = os.environ.get("BENCH_SCALE_DB", "mtg_scale")
-    pods.configure_env()
+    processes.BENCH_DB = os.environ.get("BENCH_SCALE_DB", "mtg_scale")
+    processes.configure_env()
     workdir = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     os.environ.update({"MTG_MODEL_DIR": str(workdir / "models"), "MTG_DATASET_DIR": str(workdir / "datasets"),
                        "OMP_NUM_THREADS": "1"})
@@ -235,12 +232,12 @@ def main(argv=None) -> int:
     load_start = [round(x, 2) for x in os.getloadavg()]
     doc: dict = {"benchmark": "scale", "mode": "quick" if args.quick else "full",
                  "date": dt.datetime.now().isoformat(timespec="seconds"),
-                 "command": " ".join(shlex.quote(a) for a in [".venv/bin/python", "bench/scale.py", *(argv or sys.argv[1:])])}
+                 "command": ".venv/bin/" + command("scale", argv or sys.argv[1:])}
     db_made = False
     try:
-        pods.recreate_db()
+        processes.recreate_db()
         db_made = True
-        subprocess.run([pods.PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=dict(os.environ), check=True)
+        subprocess.run([processes.PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=dict(os.environ), check=True)
         import django
 
         django.setup()
@@ -251,24 +248,24 @@ def main(argv=None) -> int:
         make_set("TST")
         webs = []
         for n in (1, 2):
-            port = pods.free_port()
-            argv_web = [a.replace("{port}", str(port)).replace("{app}", "mtgsite.asgi:application") for a in pods.DAPHNE_ARGV]
-            webs.append(pods.Proc(f"daphne{n}", argv_web, workdir, port=port))
+            port = processes.free_port()
+            argv_web = [a.replace("{port}", str(port)).replace("{app}", "mtgsite.asgi:application") for a in processes.DAPHNE_ARGV]
+            webs.append(processes.Proc(f"daphne{n}", argv_web, workdir, port=port))
         queues = ",".join(settings.CELERY_ALL_QUEUES)
-        argv_worker = [queues if a == pods.TAG else a for a in pods.WORKER_ARGV]
-        workers = [pods.Proc(f"w{n}", argv_worker + ["-n", f"w{n}@%h"], workdir) for n in (1, 2)]
-        doc["machine"] = pods.machine()
-        doc["config"] = {"seats": pods.SEATS, "picks_per_seat": pods.PER_SEAT, "set": "TST", "bot": args.bot,
-                         "channel_layer": settings.MTG_CHANNEL_LAYER, "threshold_ms": pods.THRESHOLD_MS,
-                         "database": pods.BENCH_DB, "sizes": sizes, "jobs": jobs, "sampler": "full",
+        argv_worker = [queues if a == processes.TAG else a for a in processes.WORKER_ARGV]
+        workers = [processes.Proc(f"w{n}", argv_worker + ["-n", f"w{n}@%h"], workdir) for n in (1, 2)]
+        doc["machine"] = processes.services_machine()
+        doc["config"] = {"seats": podload.SEATS, "picks_per_seat": podload.PER_SEAT, "set": "TST", "bot": args.bot,
+                         "channel_layer": settings.MTG_CHANNEL_LAYER, "threshold_ms": podload.THRESHOLD_MS,
+                         "database": processes.BENCH_DB, "sizes": sizes, "jobs": jobs, "sampler": "full",
                          "completion_batch_size": settings.COMPLETION_BATCH_SIZE,
                          "daphne": " ".join(shlex.quote(a) for a in webs[0].argv),
                          "worker": " ".join(shlex.quote(a) for a in workers[0].argv)}
-        print(f"database {pods.BENCH_DB}, channel layer {settings.MTG_CHANNEL_LAYER}, load {load_start}", flush=True)
+        print(f"database {processes.BENCH_DB}, channel layer {settings.MTG_CHANNEL_LAYER}, load {load_start}", flush=True)
 
         for w in webs:
             w.start()
-        pods.load_run(1, [w.port for w in webs], args.bot, 0, "warm", timeout=90, daphne=webs)  # imports, caches
+        podload.load_run(1, [w.port for w in webs], args.bot, 0, "warm", timeout=90, daphne=webs)  # imports, caches
         doc["web"] = web_part(sizes, webs, args.bot, min_sizes=len(sizes) if args.quick else 3)
         for w in webs:
             w.stop()
@@ -291,23 +288,23 @@ def main(argv=None) -> int:
         doc["ok"] = web_ok and work_ok and len(runs[1]["jobs_by_worker"]) == 2
         doc["total_seconds"] = round(time.perf_counter() - t_all, 1)
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+        write_result(doc, args.output, default=str)
         plot(doc, args.output.with_suffix(".svg"))
         print()
         print(summary(doc))
         print(f"\nwrote {args.output} and {args.output.with_suffix('.svg')} ({doc['total_seconds']} s); logs in {workdir}")
         return 0 if doc["ok"] else 1
     finally:
-        pods.kill_all()
+        processes.kill_all()
         try:
-            pods.clean_redis()
+            processes.clean_redis()
         except Exception as exc:
             print(f"(could not clean Redis: {exc})", file=sys.stderr)
         if db_made:
             try:
-                pods.drop_db()
+                processes.drop_db()
             except Exception as exc:
-                print(f"(could not drop {pods.BENCH_DB}: {exc})", file=sys.stderr)
+                print(f"(could not drop {processes.BENCH_DB}: {exc})", file=sys.stderr)
 
 
 if __name__ == "__main__":
