@@ -16,12 +16,13 @@ from pathlib import Path
 from bench.harness.paths import RESULTS, ROOT
 
 # Raw records and bulky detail stay in the JSON; the .md says how many there were.
-DETAIL = {"games", "per_test", "per_format", "_samples", "server_logs", "server_tracebacks", "p1p1_spearman",
+DETAIL = {"games", "per_test", "per_format", "_samples", "server_logs", "server_tracebacks",
           "decks", "pairings", "close", "invalid", "first_error", "error_samples", "problems", "ours_by_deck",
           "positions_list", "by_deck", "commands", "config", "settings", "events", "samples", "tracebacks", "history"}
 META = {"benchmark", "bench", "command", "date", "when", "machine"}
-MAX_DEPTH = 4
+MAX_DEPTH = 6
 MAX_INLINE = 6
+MAX_COLUMNS = 14
 
 
 def _value(v) -> str:
@@ -44,44 +45,62 @@ def _scalar(v) -> bool:
     return not isinstance(v, list) or (len(v) <= MAX_INLINE and all(not isinstance(x, (dict, list)) for x in v))
 
 
-def _records(value: dict) -> list[str]:
-    """The keys of ``value`` whose values are dicts of figures sharing their names (one table row each)."""
-    subs = [k for k, v in value.items() if isinstance(v, dict) and str(k) not in DETAIL]
-    shared = set.intersection(*({c for c, x in value[k].items() if _scalar(x)} for k in subs)) if subs else set()
-    return subs if len(subs) >= 2 and len(shared) >= 2 else []
+def _leaves(record: dict, prefix: str = "", depth: int = 0, nested: bool = True) -> dict:
+    """A record's figures: its scalars, and (``nested``) those of the dicts inside it, keys joined with dots."""
+    out = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if _scalar(value):
+            out[name] = value
+        elif nested and isinstance(value, dict) and depth < 1 and str(key) not in DETAIL:
+            out.update(_leaves(value, f"{name}.", depth + 1))
+    return out
+
+
+def _records(value: dict) -> dict:
+    """``{key: figures}`` of the values of ``value`` that are like records (dicts sharing at least two figure
+    names), one table row each; empty when there are fewer than two."""
+    for nested in (True, False):  # a table of at most MAX_COLUMNS columns, else the records' own scalars only
+        subs = {k: _leaves(v, nested=nested) for k, v in value.items() if isinstance(v, dict) and str(k) not in DETAIL}
+        if len(set().union(*subs.values())) <= MAX_COLUMNS:
+            break
+    shared = set.intersection(*(set(f) for f in subs.values())) if subs else set()
+    return subs if len(subs) >= 2 and len(shared) >= 2 else {}
 
 
 def _walk(value, prefix: str, depth: int, rows: list, tables: list) -> None:
     """Scalars under ``value`` become (figure, value) rows, keys joined with dots; dicts of like records become
-    tables of their own; detail is summarised by its size."""
+    tables of their own; detail stays in the JSON (summarised by its size)."""
     if isinstance(value, dict):
         if depth > MAX_DEPTH:
             rows.append((prefix, f"({len(value)} entries in the JSON)"))
             return
-        records = _records(value) if depth > 1 else []
+        records = _records(value) if depth > 1 else {}
         if records:
             columns: list = []
-            for k in records:
-                columns += [c for c, x in value[k].items() if _scalar(x) and c not in columns]
+            for figures in records.values():
+                columns += [c for c in figures if c not in columns]
             table = [f"| {prefix or 'figure'} | " + " | ".join(map(str, columns)) + " |",
                      "|---" * (len(columns) + 1) + "|"]
-            table += ["| " + " | ".join([str(k)] + [_value(value[k][c]) if c in value[k] else "" for c in columns])
-                      + " |" for k in records]
+            table += ["| " + " | ".join([str(k)] + [_value(f[c]) if c in f else "" for c in columns]) + " |"
+                      for k, f in records.items()]
             tables.append((prefix, table))
         for key, sub in value.items():
             name = f"{prefix}.{key}" if prefix else str(key)
-            if key in records:
-                for k2, x in sub.items():
-                    if not _scalar(x) and str(k2) not in DETAIL:  # detail of a record: in the JSON only
-                        _walk(x, f"{name}.{k2}", depth + 2, rows, tables)
-            elif str(key) in DETAIL and isinstance(sub, (dict, list)):
+            if key in records:  # its figures are the table's row; deeper records get tables of their own
+                for child, inner in sub.items():
+                    if isinstance(inner, dict) and str(child) not in DETAIL \
+                            and any(isinstance(x, dict) for x in inner.values()):
+                        _walk(inner, f"{name}.{child}", depth + 2, rows, tables)
+                continue
+            if str(key) in DETAIL and isinstance(sub, (dict, list)):
                 rows.append((name, f"({len(sub)} entries in the JSON)"))
             else:
                 _walk(sub, name, depth + 1, rows, tables)
     elif isinstance(value, list) and not _scalar(value):
         if all(isinstance(x, dict) for x in value) and len(value) <= 20 and depth <= 2:
             _walk({(x.get("name") or x.get("mode") or x.get("with") or i): x for i, x in enumerate(value)},
-                  prefix, depth, rows, tables)
+                  prefix, depth + 1, rows, tables)
         else:
             rows.append((prefix, f"({len(value)} entries in the JSON)"))
     else:
