@@ -49,12 +49,12 @@ def main() -> int:
     import torch
     from django.conf import settings
 
-    from ml.completion.evaluate import compare, paired
-    from ml.completion_eval import file_arrays
-    from ml.completion_service import build_masked_completer
-    from ml.datasets import card_tables, deck_arrays, split_day
-    from ml.diffusion.data import card_popularity, split_by_date
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.models.evaluate import compare, paired
+    from decks.completion.evaluation import file_arrays
+    from decks.completion.completers import build_masked_completer
+    from decks.completion.datasets import card_tables, deck_arrays, split_day
+    from decks.completion.models.deck_arrays import card_popularity, split_by_date
+    from decks.embeddings.service import active_embeddings
     from ml.models import ModelVersion
 
     started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Evaluate deck completion against three baselines on any deck file in the corpus layout (ml.completion_eval)."""
+"""Evaluate deck completion against three baselines on any deck file in the corpus layout (decks.completion.evaluation)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.management.importing import progress
-from ml.completion_eval import DEFAULTS, evaluate_file
+from decks.completion.evaluation import DEFAULTS, evaluate_file
 from ml.kinds import TrainingError
 from ml.progress import BarProgress
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.management.importing import progress
-from ml.embeddings_training import DEFAULTS, train
+from decks.embeddings.training import DEFAULTS, train
 from ml.kinds import TrainingError
 from ml.progress import BarProgress
 from ml.registry import activate_version

@@ -50,8 +50,8 @@ def assert_masked_result(result):
 # --- training and the registry -----------------------------------------------------------------------
 
 def test_quick_training_registers_an_active_masked_version(masked_model, tiny_corpus):
-    from ml.datasets import names_sha1
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.datasets import names_sha1
+    from decks.embeddings.service import active_embeddings
     from ml.kinds import expected_shapes
     from ml.registry import resolve_path
     from ml.safetensors_check import check_tensors, read_header_path
@@ -79,7 +79,7 @@ def test_quick_training_registers_an_active_masked_version(masked_model, tiny_co
 def test_the_versions_sampler_settings_reach_the_completer(masked_model, tiny_corpus):
     """The gates and rounds chosen on the validation month (bench/completion_gates.py --apply) are stored in the
     version's config and used by every completion with it."""
-    from ml.completion_service import build_masked_completer
+    from decks.completion.completers import build_masked_completer
 
     v = masked_model
     v.config = {**v.config, "sampler": {"gate": 0.6, "side_gate": 0.8, "steps": 1, "side_steps": 3}}
@@ -91,8 +91,8 @@ def test_the_versions_sampler_settings_reach_the_completer(masked_model, tiny_co
 
 
 def test_deck_arrays_carry_the_deck_ids(tiny_corpus):
-    from ml.datasets import deck_arrays
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.datasets import deck_arrays
+    from decks.embeddings.service import active_embeddings
 
     names = active_embeddings().names
     arrays = deck_arrays(names)
@@ -118,7 +118,7 @@ def test_train_command_options_and_errors(tiny_corpus):
 
 def test_time_budget_then_resume(tiny_corpus):
     """A run cut by --time-budget registers nothing and leaves a checkpoint; --resume finishes it."""
-    from ml.completion_training import checkpoint_path
+    from decks.completion.training import checkpoint_path
 
     with pytest.raises(CommandError, match="--resume"):
         call_command("train_completion", preset="quick", steps=120, time_budget=0.05, no_activate=True,
