@@ -63,7 +63,7 @@ def main() -> int:
     from decks.completion.models.evaluate import compare, paired, sample_decks
     from decks.completion.evaluation import file_arrays
     from decks.completion.completers import build_masked_completer
-    from decks.completion.training import DiffusionMethod
+    from decks.completion.evaluation import DiffusionMethod
     from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
     from decks.completion.models.deck_arrays import card_popularity, split_by_date
     from decks.embeddings.service import active_embeddings

@@ -3,8 +3,8 @@
     python bench/completion_gates.py --version ID [--until 2026-05-01] [--n 400] [--known 10 20 40]
                                      [--gates trained 0.6 0.85 1] [--steps 12] [--apply ID ...]
 
-``--version``: a deck_masked version trained with an earlier split date (e.g. ``train_completion --split-date
-2026-04-01 --no-activate``). Its validation decks are the corpus decks first seen between its split date and
+``--version``: a deck_masked version trained with an earlier split date (e.g. ``models train deck_masked --params
+'{"split_date": "2026-04-01"}'``). Its validation decks are the corpus decks first seen between its split date and
 ``--until`` (the shipped model's split date, where the held-out test decks begin); the retrieval index holds
 only decks before its split date. The main deck's gate g is swept first (score: main recall summed over K,
 the sideboard filled with the same g; with several ``--steps``, every (gate, rounds) pair), then the sideboard's

@@ -10,22 +10,30 @@ from __future__ import annotations
 
 import json
 
-from decks.completion.training import (
-    DIFFUSION,
-    MASKED,
-    MASKED_FORMAT,
-    MASKED_QUICK,
-    evaluate_diffusion,
-    evaluate_masked,
-    train_diffusion,
-    train_masked,
-)
+from decks.completion.training import DIFFUSION, MASKED, MASKED_FORMAT, MASKED_QUICK, train_diffusion, train_masked
 from decks.embeddings.training import KIND as EMBEDDINGS
 from decks.embeddings.training import evaluate as evaluate_embeddings
 from decks.embeddings.training import train as train_embeddings
 from ml.kinds import ConfigError, Kind, need
 
 # --- deck completion ---------------------------------------------------------------------------------------
+
+def evaluate_masked(version, params: dict, progress) -> dict:
+    from decks.completion.evaluation import evaluate_masked as evaluate  # noqa: PLC0415 torch: kept off Django start-up
+
+    return evaluate(version, params, progress)
+
+
+def evaluate_diffusion(version, params: dict, progress) -> dict:
+    from decks.completion.evaluation import evaluate_diffusion as evaluate  # noqa: PLC0415 torch: kept off Django start-up
+
+    return evaluate(version, params, progress)
+
+
+# what ``manage.py models evaluate VERSION --params JSON`` accepts for both completion kinds: ``n``, ``known``,
+# ``seed`` on the version's held-out decks, or, with ``decks`` (a corpus-layout file), that file scored against
+# ``methods`` (baselines fitted on the decks before ``split_date``), the results document written to ``out``
+FILE_EVALUATION = {"decks": str, "out": str, "methods": str, "from_date": str, "split_date": str}
 
 def _state_shapes(build, what: str) -> dict:
     """The tensor shapes of the network ``build()`` makes on PyTorch's meta device (no memory, no computation)."""
@@ -76,15 +84,16 @@ DECK_MASKED = Kind(
     MASKED, shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
     parameters={"preset": str, "steps": int, "examples": int, "batch": int, "lr": float, "d_model": int, "heads": int,
                 "layers": int, "ff": int, "candidates": int, "neighbours": int, "seed": int, "split_date": str,
-                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str},
-    evaluate_parameters={"n": int, "known": list, "seed": int},
+                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str, "resume": bool},
+    evaluate_parameters={"n": int, "known": list, "seed": int, **FILE_EVALUATION},
     quick=lambda scope: MASKED_QUICK)
 
 DECK_DIFFUSION = Kind(
     DIFFUSION, shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
     parameters={"steps": int, "batch": int, "lr": float, "warmup": int, "d_model": int, "heads": int, "layers": int,
                 "ff": int, "side_layers": int, "context_layers": int, "prediction": str, "seed": int,
-                "eval_every": int, "split_date": str, "device": str, "limit": int},
+                "eval_every": int, "split_date": str, "device": str, "limit": int, "resume": bool},
+    evaluate_parameters={"n": int, "known": list, "seed": int, "sampler": str, "steps": int, **FILE_EVALUATION},
     quick=lambda scope: {"steps": 60, "batch": 16, "d_model": 64, "heads": 4, "layers": 2, "ff": 128,
                          "side_layers": 1, "context_layers": 1, "eval_every": 30, "limit": 2000, "warmup": 10})
 

@@ -75,7 +75,7 @@ def build_masked_completer(version=None, split_date: str | None = None):
                 f"The deck_masked v{loaded.version.version} does not fit the active card_embeddings: "
                 + (f"{len(missing)} of its cards (e.g. {missing[0]}) are not in the vocabulary" if missing
                    else "its config has no model")
-                + "; activate matching versions or retrain (manage.py train_completion).")
+                + "; activate matching versions or retrain (manage.py models train deck_masked).")
         cards = np.array([index[n] for n in config["cards"]], dtype=np.int64)
         params = RetrievalParams.from_dict(config.get("retrieval"))
         model = denoiser_for(config["model"])

@@ -1,7 +1,7 @@
-"""Training and evaluation of the deck-completion models: the registry kinds ``deck_masked`` (the default: masked
-diffusion over card tokens + neighbour retrieval) and ``deck_diffusion`` (the continuous Manamorphosis model).
-Plain functions that ``manage.py train_completion`` / ``train_diffusion`` and the training runs (``ml.training``)
-call; registered from ``MlConfig.ready``. Both train on the corpus decks first seen before the split date.
+"""Training of the deck-completion models: the registry kinds ``deck_masked`` (the default: masked diffusion over
+card tokens + neighbour retrieval) and ``deck_diffusion`` (the continuous Manamorphosis model). Plain functions
+that the training runs (``ml.training``, ``manage.py models train KIND``) call through ``decks.kinds``. Both train
+on the corpus decks first seen before the split date. Importing it loads no torch (``DecksConfig.ready`` does).
 """
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import time
 import numpy as np
 
 from decks.core.rules import FORMATS
-from decks.completion.models.evaluate import compare
 from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, names_sha1, split_day
-from decks.completion.models.deck_arrays import card_popularity, split_by_date
+from decks.completion.models.deck_arrays import split_by_date
 from ml.kinds import TrainingError, settle
 from ml.models import ModelVersion
 from ml.progress import Progress
@@ -38,13 +37,13 @@ DIFFUSION_DEFAULTS = {"steps": 3000, "batch": 64, "lr": 5e-4, "warmup": 200, "d_
                       "notes": ""}
 
 
-def _active_embeddings():
+def training_embeddings():
     from decks.embeddings.service import active_embeddings  # noqa: PLC0415 torch: kept off Django start-up
 
     try:
         return active_embeddings()
     except NoActiveModel as exc:
-        raise TrainingError(f"{exc} (run train_embeddings first)") from None
+        raise TrainingError(f"{exc} (train card_embeddings first: manage.py models train card_embeddings)") from None
 
 
 def _training_decks(arrays, split, seed: int, limit: int | None):
@@ -68,7 +67,7 @@ def checkpoint_path(seed: int, retrieval: bool = True, head: str = "slot", split
 def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train the masked completer and register an inactive version. ``preset``: quick (a tiny model in seconds)
     or default (the dataclasses'); the model and training parameters override it."""
-    # torch takes seconds to import, scipy a tenth: kept off Django start-up (MlConfig.ready imports this module)
+    # torch takes seconds to import, scipy a tenth: kept off Django start-up (DecksConfig.ready imports this module)
     from decks.completion.models.retrieval import RetrievalParams  # noqa: PLC0415 scipy: kept off Django start-up
     from decks.completion.models.masked.model import MaskedConfig  # noqa: PLC0415 torch: kept off Django start-up
     from decks.completion.models.masked.sampler import SAMPLER_DEFAULTS  # noqa: PLC0415 torch: kept off Django start-up
@@ -81,16 +80,16 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
         k in MODEL_OPTIONS or k in TRAIN_OPTIONS or k == "neighbours")}}
     for key in ("steps", "examples", "batch", "d_model", "heads", "layers", "ff", "candidates", "neighbours"):
         if key in values and values[key] < 1:
-            raise TrainingError(f"--{key.replace('_', '-')} must be at least 1.")
+            raise TrainingError(f"parameter {key} must be at least 1.")
     if values.get("head", "slot") not in ("slot", "token"):
-        raise TrainingError(f"--head must be slot or token, not {values['head']!r}.")
+        raise TrainingError(f"parameter head must be slot or token, not {values['head']!r}.")
     if p["time_budget"] is not None and p["time_budget"] <= 0:
-        raise TrainingError("--time-budget must be a positive number of seconds.")
-    emb = _active_embeddings()
+        raise TrainingError("parameter time_budget must be a positive number of seconds.")
+    emb = training_embeddings()
     try:
         split = split_day(p["split_date"])
     except ValueError:
-        raise TrainingError(f"--split-date {p['split_date']!r} is not a date (YYYY-MM-DD).") from None
+        raise TrainingError(f"parameter split_date {p['split_date']!r} is not a date (YYYY-MM-DD).") from None
     progress.expect(2)  # planning examples (retrieval), training
     started = time.perf_counter()
     names = emb.names
@@ -107,7 +106,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
                                  "vocab": len(prep.cards) + 1, "retrieval": not p["no_retrieval"],
                                  **{field: values[opt] for opt, field in MODEL_OPTIONS.items() if opt in values}})
     if mc.d_model % mc.heads:
-        raise TrainingError(f"--d-model ({mc.d_model}) must be a multiple of --heads ({mc.heads}).")
+        raise TrainingError(f"parameter d_model ({mc.d_model}) must be a multiple of heads ({mc.heads}).")
     tc = TrainConfig.from_dict({**TrainConfig().to_dict(), "seed": p["seed"], "text_init": not p["no_text_init"],
                                 **{field: values[opt] for opt, field in TRAIN_OPTIONS.items() if opt in values}})
     if p["preset"] == "quick":
@@ -143,7 +142,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
                                progress=report, stop_after=p["time_budget"], plan_progress=planned)
     except (RuntimeError, ValueError) as exc:
         if p["resume"]:
-            raise TrainingError(f"Cannot resume from {ckpt} ({exc}); run again without --resume.") from None
+            raise TrainingError(f"Cannot resume from {ckpt} ({exc}); run again without resume.") from None
         raise
     finally:
         plan_bar.close()
@@ -151,8 +150,8 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
             bar.close()
     if not metrics["finished"]:
         raise TrainingError(
-            f"Stopped at step {metrics['steps']} of {tc.steps} (--time-budget {p['time_budget']:g}s); the "
-            f"checkpoint is {ckpt}: run the same command with --resume to go on. Nothing was registered.")
+            f"Stopped at step {metrics['steps']} of {tc.steps} (time_budget {p['time_budget']:g}s); the "
+            f"checkpoint is {ckpt}: run it again with the parameter resume (true) to go on. Nothing was registered.")
     model_config = metrics.pop("config")
     metrics.pop("train_config", None)
     metrics.update({"test_decks": len(test_arrays), "total_seconds": round(time.perf_counter() - started, 1),
@@ -168,69 +167,17 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
                         notes=p["notes"] or "")
 
 
-def _held_out(names, split_date: str):
-    """(training decks, held-out decks, card tables) of the corpus split at ``split_date``."""
-    train_arrays, test = split_by_date(deck_arrays(names), split_day(split_date))
-    if len(test) == 0:
-        raise TrainingError("no held-out decks (first seen after the split date) to evaluate on")
-    return train_arrays, test, card_tables(names)
-
-
-def _compare_bar(bar):
-    """``compare``'s progress callback, moving ``bar``."""
-    def report(done, total, label):
-        bar.total, bar.n = max(total, 1), done
-        bar.set_description(label)
-        bar.refresh()
-    return report
-
-
-def _recall_metrics(results: dict, keys, Ks, out: dict, progress: Progress) -> dict:
-    for k, r in results.items():
-        for key in keys:
-            if key in r:
-                out[f"{key}_k{k}"] = r[key]
-    if f"main_recall_k{Ks[0]}" in out:
-        progress.metric(f"main_recall_k{Ks[0]}", out[f"main_recall_k{Ks[0]}"])
-    return out
-
-
-def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> dict:
-    """eval_completion's measure (main/side recall at K, validity) on the decks first seen on or after the
-    version's split date, with the retrieval index fitted on the decks before it (no leak)."""
-    # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    from decks.completion.completers import build_masked_completer  # noqa: PLC0415 torch: kept off Django start-up
-
-    progress.expect(2)
-    bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
-    names = _active_embeddings().names
-    split = version.config.get("split_date") or DEFAULT_SPLIT
-    train_arrays, test, tables = _held_out(names, split)
-    completer = build_masked_completer(version=version, split_date=split)
-    bar.update(1)
-    n = int(params.get("n", 30))
-    Ks = [int(k) for k in params.get("known", [10, 20])]
-    report = _compare_bar(progress.bar(total=1, desc=f"completing {n} held-out decks"))
-    started = time.perf_counter()
-    results = compare({"masked": completer.complete_idx}, test, card_popularity(train_arrays, len(names)), Ks, n,
-                      int(params.get("seed", 0)), tables.legal, tables.copy_limit, progress=report,
-                      restricted=tables.restricted)
-    out = {"decks": n, "formats": len(FORMATS), "split_date": split, "seconds": round(time.perf_counter() - started, 1)}
-    return _recall_metrics(results["masked"], ("main_recall", "side_recall", "valid_share", "per_second"), Ks, out,
-                           progress)
-
-
 # --- deck_diffusion ------------------------------------------------------------------------------------------
 
 def train_diffusion(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train the Manamorphosis denoiser (set transformer DDPM over card embeddings); register an inactive version."""
-    # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
+    # torch takes seconds to import: kept off Django start-up (DecksConfig.ready imports this module)
     from decks.completion.completers import device as default_device  # noqa: PLC0415 torch: kept off Django start-up
     from decks.completion.models.manamorphosis.model import DeckDenoiser, DenoiserConfig  # noqa: PLC0415 torch: kept off Django start-up
     from decks.completion.models.manamorphosis.trainer import TrainConfig, train  # noqa: PLC0415 torch: kept off Django start-up
 
     p = settle(params, DIFFUSION_DEFAULTS)
-    emb = _active_embeddings()
+    emb = training_embeddings()
     started = time.perf_counter()
     arrays = deck_arrays(emb.names)
     train_arrays, test_arrays = _training_decks(arrays, split_day(p["split_date"]), p["seed"], p["limit"])
@@ -264,44 +211,3 @@ def train_diffusion(params: dict, progress: Progress, scope: str = "") -> ModelV
               "embeddings_version": emb.version_id, "split_date": p["split_date"]}
     return save_version(DIFFUSION, state, config, metrics=metrics, activate=False,
                         data_snapshot={"corpus_decks": len(arrays), "split_date": p["split_date"]}, notes=p["notes"])
-
-
-class DiffusionMethod:
-    """Adapter from the evaluation's index interface to the name-based Completer."""
-
-    def __init__(self, completer, names, sampler: str, steps: int):
-        self.completer, self.names, self.sampler, self.steps = completer, names, sampler, steps
-        self.index = {n: i for i, n in enumerate(names)}
-
-    def __call__(self, main_known, side_known, fmt, seed):
-        def counts(idx):
-            u, c = np.unique(np.asarray(idx, dtype=np.int64), return_counts=True)
-            return [(self.names[i], int(n)) for i, n in zip(u, c)]
-        done = self.completer.complete(counts(main_known), counts(side_known), FORMATS[int(fmt)], seed=int(seed),
-                                       sampler=self.sampler, steps=self.steps)
-
-        def expand(pairs):
-            return np.array([self.index[n] for n, c in pairs for _ in range(c)], dtype=np.int64)
-        return expand(done.main), expand(done.side)
-
-
-def evaluate_diffusion(version: ModelVersion, params: dict, progress: Progress) -> dict:
-    """eval_completion's measure (main/side recall at K, validity) on held-out corpus decks, for this version."""
-    # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module)
-    from decks.completion.completers import build_completer  # noqa: PLC0415 torch: kept off Django start-up
-
-    progress.expect(2)
-    bar = progress.bar(total=1, desc="loading decks and the model")
-    names = _active_embeddings().names
-    train_arrays, test, tables = _held_out(names, version.config.get("split_date") or DEFAULT_SPLIT)
-    completer = build_completer(diffusion=version)
-    n = int(params.get("n", 30))
-    Ks = [int(k) for k in params.get("known", [10, 20])]
-    method = DiffusionMethod(completer, names, params.get("sampler", "fast"), int(params.get("steps", 50)))
-    bar.update(1)
-    report = _compare_bar(progress.bar(total=1, desc=f"completing {n} held-out decks"))
-    results = compare({"diffusion": method}, test, card_popularity(train_arrays, len(names)), Ks, n,
-                      int(params.get("seed", 0)), tables.legal, tables.copy_limit, progress=report,
-                      restricted=tables.restricted)
-    return _recall_metrics(results["diffusion"], ("main_recall", "side_recall", "valid"), Ks,
-                           {"decks": n, "formats": len(FORMATS)}, progress)

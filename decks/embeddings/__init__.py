@@ -1,7 +1,9 @@
-"""Card embeddings (pure: no Django): card text -> tokens, Doc2Vec PV-DBOW vectors, embedding -> card classifier.
+"""Card embeddings: card text -> tokens, Doc2Vec PV-DBOW vectors, embedding -> card classifier.
 
-The Django shell is ``decks.embeddings.service`` (active version, similar cards) and
-``manage.py train_embeddings``. Re-exports are lazy so that importing the tokenizer does not import torch.
+Pure (no Django): ``text``, ``doc2vec``, ``classifier`` (and this package's lazy re-exports of them). The Django
+shell: ``service`` (active version, similar cards) and ``training`` (the ``card_embeddings`` kind's train and
+evaluate, ``manage.py models train card_embeddings``). Re-exports are lazy so that importing the tokenizer does
+not import torch.
 """
 from importlib import import_module
 

@@ -1,6 +1,6 @@
 """Training and evaluation of the card embeddings (the registry kind ``card_embeddings``): Doc2Vec PV-DBOW over
 card text and the embedding -> card classifier, registered as a new version. Plain functions that
-``manage.py train_embeddings`` and the training runs (``ml.training``) call; registered from ``MlConfig.ready``.
+the training runs (``ml.training``, ``manage.py models train card_embeddings``) call through ``decks.kinds``.
 
 Every run adds a new version; ``names`` (all catalogue cards, by name) fixes the card index.
 """
@@ -56,7 +56,7 @@ def token_groups(docs: list[list[str]]) -> np.ndarray:
 
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train on the catalogue and register an inactive version (params: DEFAULTS' keys and ``notes``)."""
-    # torch takes seconds to import: kept off Django start-up (MlConfig.ready imports this module); gensim is
+    # torch takes seconds to import: kept off Django start-up (DecksConfig.ready imports this module); gensim is
     # imported by train_doc2vec itself
     import torch  # noqa: PLC0415 kept off Django start-up
 

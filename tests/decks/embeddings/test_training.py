@@ -1,4 +1,5 @@
-"""manage.py train_embeddings on the 23-card test catalogue (tiny dim/epochs), then the service on top of it."""
+"""manage.py models train card_embeddings on the 23-card test catalogue (tiny dim/epochs), then the service on top
+of it."""
 import io
 import json
 
@@ -19,9 +20,10 @@ def model_dir(settings, tmp_path):
     return settings.MTG_MODEL_DIR
 
 
-def run(**options):
+def run(activate=True, **options):
     out = io.StringIO()
-    call_command("train_embeddings", stdout=out, stderr=io.StringIO(), **{**TINY, **options})
+    call_command("models", "train", "card_embeddings", *(["--activate"] if activate else []),
+                 "--params", json.dumps({**TINY, **options}), stdout=out, stderr=io.StringIO())
     return out.getvalue()
 
 
@@ -36,7 +38,7 @@ def test_trains_registers_and_activates(catalogue, model_dir):
     from ml.registry import load_active, resolve_path
 
     output = run()
-    assert "registered" in output and "classifier top-1" in output
+    assert "succeeded: card_embeddings" in output
     version = ModelVersion.objects.get(kind="card_embeddings", active=True)
     names = list(Card.objects.order_by("name").values_list("name", flat=True))
     assert version.version == 1 and len(names) == 23
@@ -78,7 +80,7 @@ def test_second_run_makes_version_two_active(catalogue, model_dir):
     assert [(v.version, v.active) for v in versions] == [(1, False), (2, True)]
     assert versions[0].weights_path != versions[1].weights_path
     assert active_embeddings().version_id == versions[1].pk != first.version_id
-    # --no-activate registers version 3 and leaves version 2 active.
+    # without --activate: version 3 is registered and leaves version 2 active.
     run(seed=9, activate=False)
     assert ModelVersion.objects.get(kind="card_embeddings", active=True).version == 2
     assert ModelVersion.objects.filter(kind="card_embeddings").count() == 3
