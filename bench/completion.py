@@ -55,14 +55,14 @@ def main() -> int:
     from django.conf import settings
 
     from decks.core.rules import FORMATS
-    from ml.completion.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
-    from ml.completion.evaluate import compare, paired, sample_decks
-    from ml.completion_eval import file_arrays
-    from ml.completion_service import build_masked_completer
-    from ml.completion_training import DiffusionMethod
-    from ml.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
-    from ml.diffusion.data import card_popularity, split_by_date
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.models.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
+    from decks.completion.models.evaluate import compare, paired, sample_decks
+    from decks.completion.evaluation import file_arrays
+    from decks.completion.completers import build_masked_completer
+    from decks.completion.evaluation import DiffusionMethod
+    from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
+    from decks.completion.models.deck_arrays import card_popularity, split_by_date
+    from decks.embeddings.service import active_embeddings
     from ml.models import ModelVersion
 
     started = time.perf_counter()

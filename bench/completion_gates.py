@@ -3,8 +3,8 @@
     python -m bench.completion_gates --version ID [--until 2026-05-01] [--n 400] [--known 10 20 40]
                                      [--gates trained 0.6 0.85 1] [--steps 12] [--apply ID ...]
 
-``--version``: a deck_masked version trained with an earlier split date (e.g. ``train_completion --split-date
-2026-04-01 --no-activate``). Its validation decks are the corpus decks first seen between its split date and
+``--version``: a deck_masked version trained with an earlier split date (e.g. ``models train deck_masked --params
+'{"split_date": "2026-04-01"}'``). Its validation decks are the corpus decks first seen between its split date and
 ``--until`` (the shipped model's split date, where the held-out test decks begin); the retrieval index holds
 only decks before its split date. The main deck's gate g is swept first (score: main recall summed over K,
 the sideboard filled with the same g; with several ``--steps``, every (gate, rounds) pair), then the sideboard's
@@ -44,12 +44,12 @@ def main() -> int:
     import torch
     from django.conf import settings
 
-    from ml.completion.evaluate import compare, paired
-    from ml.completion_eval import file_arrays
-    from ml.completion_service import build_masked_completer
-    from ml.datasets import card_tables, deck_arrays, split_day
-    from ml.diffusion.data import card_popularity, split_by_date
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.models.evaluate import compare, paired
+    from decks.completion.evaluation import file_arrays
+    from decks.completion.completers import build_masked_completer
+    from decks.completion.datasets import card_tables, deck_arrays, split_day
+    from decks.completion.models.deck_arrays import card_popularity, split_by_date
+    from decks.embeddings.service import active_embeddings
     from ml.models import ModelVersion
 
     started = time.perf_counter()

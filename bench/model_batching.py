@@ -71,8 +71,8 @@ def main() -> int:
     from django.conf import settings
 
     from decks.completion.service import get_completer
-    from ml.datasets import DEFAULT_SPLIT
-    from ml.diffusion.complete import CompletionError
+    from decks.completion.datasets import DEFAULT_SPLIT
+    from decks.completion.models.common import CompletionError
     from ml.registry import NoActiveModel, active_version
 
     try:

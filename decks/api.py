@@ -31,7 +31,7 @@ from decks.models import Card, Deck, Legality, Printing
 from decks.search import COLOR_CHOICES, SORTS, search_cards
 from decks.services import parsed_from_deck
 from decks.views import EXPORT_STYLES
-from ml.embeddings.service import similar_cards
+from decks.embeddings.service import similar_cards
 from mtgsite import limits
 
 class _NoFormatOverride:

@@ -16,7 +16,7 @@ from decks.models import Card, CardSet, Deck, DeckCard
 from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
 from decks.services import parsed_from_deck
 from gameplay.carddb import support_view
-from ml.embeddings.service import similar_cards
+from decks.embeddings.service import similar_cards
 from mtgsite import limits
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}

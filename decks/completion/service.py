@@ -1,10 +1,10 @@
 """Deck completion shell: validate a request, queue a job, run it with the active models, store the result.
 
 Two models complete decks: ``masked`` (the default: retrieval of the nearest tournament decks + the masked
-diffusion model, ``ml.diffusion.masked_sampler.MaskedCompleter``; kind ``deck_masked``, the pure neighbour vote
+diffusion model, ``decks.completion.models.masked.sampler.MaskedCompleter``; kind ``deck_masked``, the pure neighbour vote
 until a version is trained or shipped) and ``manamorphosis`` (the continuous diffusion,
-``ml.diffusion.complete.Completer``; kind ``deck_diffusion``). The model code never touches the database;
-``ml.completion_service`` builds it from the active registry versions, the catalogue and the corpus, and this
+``decks.completion.models.manamorphosis.complete.Completer``; kind ``deck_diffusion``). The model code never touches the database;
+``decks.completion.completers`` builds it from the active registry versions, the catalogue and the corpus, and this
 module writes what it returns. Queueing a job is ``decks.tasks.enqueue_completion``'s, above this module.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from django.db.models import Count, F, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from decks.completion.models.common import CompletionError
 from decks.core.decklist import Entry, ParsedDeck, parse_decklist
 from decks.core.rules import FORMATS, normalize_format, validate_deck
 from decks.models import CompletionJob, Deck, DeckAppearance
@@ -225,7 +226,7 @@ def get_completer(model: str = DEFAULT_MODEL):
         cached = _completers.get(model)
         if cached is not None and cached[0] == key:
             return cached[1]
-    from ml.completion_service import build_completer, build_masked_completer  # noqa: PLC0415 - torch: loaded by the first job
+    from decks.completion.completers import build_completer, build_masked_completer  # noqa: PLC0415 - torch: loaded by the first job
 
     completer = build_masked_completer() if model == "masked" else build_completer()
     with _completer_lock:
@@ -310,7 +311,7 @@ def _fail(job: CompletionJob, error: str) -> None:
 
 def source_decks(completer, completion, limit: int = SOURCES_SHOWN) -> list[dict]:
     """The tournament decks a masked completion drew on most: deck id, event, date, vote weight, similarity."""
-    from ml.completion_service import source_deck_ids  # noqa: PLC0415 - torch: loaded with the completer
+    from decks.completion.completers import source_deck_ids  # noqa: PLC0415 - torch: loaded with the completer
 
     picked = source_deck_ids(completer, completion)[:limit]
     ids = [d for d, _, _ in picked]
@@ -424,8 +425,6 @@ def run_batch(job_id, limit: int | None = None, worker: str = "") -> tuple[Compl
 
 
 def _run_claimed(claimed: list[CompletionJob]) -> None:
-    from ml.diffusion.complete import CompletionError  # noqa: PLC0415 - torch: loaded by the first job
-
     for job in claimed:
         publish_job(job)
 

@@ -3,6 +3,6 @@
 It may import only other modules of this package. ``cards``, ``names``, ``decklist``, ``export``,
 ``rules``, ``setnames`` and ``wire`` import nothing here; ``catalogue`` (MTGJSON/oracle records to
 cards) imports ``cards`` and ``names``. Every other pure core (``drafts.core``, ``drafts.bots``,
-``ml.completion``, ``ml.diffusion``) may import this package; the shell (models, services, views,
+``decks.completion.models``, ``decks.completion.models.manamorphosis``) may import this package; the shell (models, services, views,
 tasks) builds on it. ``tests/test_structure.py`` checks both rules.
 """

@@ -16,8 +16,8 @@ def test_every_app_registers_its_kinds():
     owners = {name: kinds.get(name).train.__module__ for name in kinds.trainable()}
     assert owners == {"draft_bot": "drafts.training", "game_policy": "gameplay.training",
                       "game_policy_net": "gameplay.policy_training",
-                      "card_embeddings": "ml.embeddings_training", "deck_masked": "ml.completion_training",
-                      "deck_diffusion": "ml.completion_training"}
+                      "card_embeddings": "decks.embeddings.training", "deck_masked": "decks.completion.training",
+                      "deck_diffusion": "decks.completion.training"}
     assert all(kinds.get(name).evaluate is not None for name in owners)
     assert kinds.quick_parameters("draft_bot", "neural:TST")["net"]["hidden"] == [64]
     assert kinds.quick_parameters("draft_bot", "archetype:TST") == {"epochs": 3}

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.management.importing import progress
-from ml.diffusion.complete import CompletionError
+from decks.completion.models.common import CompletionError
 from ml.registry import NoActiveModel
 
 

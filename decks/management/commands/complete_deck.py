@@ -9,7 +9,7 @@ from decks.completion.service import (DEFAULT_MODEL, MODELS, CompletionRequestEr
                                       source_decks)
 from decks.core.decklist import Entry, ParsedDeck
 from decks.core.export import to_arena, to_mtgo
-from ml.diffusion.complete import CompletionError
+from decks.completion.models.common import CompletionError
 from ml.registry import NoActiveModel
 
 

@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand
 from decks.models import Card, CardSet, Deck
 from gameplay import carddb
 from gameplay.models import EngineCard
-from ml.datasets import deck_arrays
-from ml.embeddings.service import active_embeddings
+from decks.completion.datasets import deck_arrays
+from decks.embeddings.service import active_embeddings
 from ml.registry import NoActiveModel
 
 

@@ -1,4 +1,6 @@
 """Register the model versions shipped in ml/weights/ (or, with --export, ship the active ones)."""
+import json
+
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
@@ -32,7 +34,7 @@ class Command(BaseCommand):
                 continue
             if kind in OPTIONAL_KINDS:
                 self.stdout.write(f"{kind}: no shipped or trained version; deck completion uses the neighbour vote "
-                                  f"of the nearest tournament decks until one is trained (manage.py train_completion)"
+                                  f"of the nearest tournament decks until one is trained (manage.py models train deck_masked)"
                                   + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
                 continue
             if no_train:
@@ -40,10 +42,9 @@ class Command(BaseCommand):
             self.stdout.write(f"{kind}: no shipped or trained version; training a quick one"
                               + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
             try:
-                if kind == "card_embeddings":
-                    call_command("train_embeddings", epochs=20, stdout=self.stdout, stderr=self.stderr)
-                else:
-                    call_command("train_diffusion", steps=300, stdout=self.stdout, stderr=self.stderr)
+                params = {"epochs": 20} if kind == "card_embeddings" else {"steps": 300}
+                call_command("models", "train", kind, "--activate", "--params", json.dumps(params),
+                             stdout=self.stdout, stderr=self.stderr)
             except CommandError as exc:
                 self.stderr.write(f"{kind}: could not train a quick model ({exc}); deck completion stays off until one exists")
         if not no_train:

@@ -49,13 +49,19 @@ def import_tiny_corpus(folder) -> None:
             fh.write(json.dumps(deck) + "\n")
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("import_decks", corpus=str(corpus), **quiet)
-    call_command("train_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1, **quiet)
+    train("card_embeddings", epochs=3, dim=8, classifier_epochs=2, workers=1)
+
+
+def train(kind: str, **params) -> None:
+    """``manage.py models train KIND --activate --params JSON``, quietly."""
+    call_command("models", "train", kind, "--activate", "--params", json.dumps(params), stdout=io.StringIO(),
+                 stderr=io.StringIO())
 
 
 def train_tiny_diffusion() -> None:
-    """A 1-layer Manamorphosis denoiser trained for a few steps (train_diffusion) on the imported corpus."""
-    call_command("train_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1,
-                 context_layers=1, eval_every=0, split_date="2026-06-01", stdout=io.StringIO(), stderr=io.StringIO())
+    """A 1-layer Manamorphosis denoiser trained for a few steps (deck_diffusion) on the imported corpus, active."""
+    train("deck_diffusion", steps=25, batch=8, d_model=16, heads=2, layers=1, ff=32, side_layers=1, context_layers=1,
+          eval_every=0, split_date="2026-06-01")
 
 
 @pytest.fixture
@@ -83,11 +89,10 @@ def tiny_models(tiny_corpus):
 
 @pytest.fixture
 def masked_model(tiny_corpus):
-    """``tiny_corpus`` and a quick masked model (train_completion --preset quick), active."""
+    """``tiny_corpus`` and a quick masked model (deck_masked, preset quick), active."""
     from ml.models import ModelVersion
 
-    call_command("train_completion", preset="quick", split_date="2026-06-01", stdout=io.StringIO(),
-                 stderr=io.StringIO())
+    train("deck_masked", preset="quick", split_date="2026-06-01")
     from decks.completion import service
 
     service.reset_completers()

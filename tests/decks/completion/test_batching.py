@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from decks.models import CompletionJob
 from decks.tasks import complete_deck_task
-from ml.diffusion.complete import Completer
+from decks.completion.models.manamorphosis.complete import Completer
 
 pytestmark = pytest.mark.django_db
 

@@ -200,11 +200,17 @@ def test_complete_batch_jsonl(tiny_models, tmp_path):
     assert totals(by_id["c"]["main"]) == 60 and counts(by_id["c"]["side"])["Relentless Rats"] >= 3
 
 
-def test_eval_completion_command_writes_results(tiny_models, tmp_path):
+def test_evaluation_on_a_file_writes_results(tiny_models, tmp_path):
+    """``models evaluate VERSION`` with ``decks``: the version (here the Manamorphosis one) as method ``diffusion``
+    beside the three baselines, the results document written to ``out``."""
+    from ml.models import ModelVersion
+
     decks = tmp_path / "corpus.jsonl"  # written by the fixture
     out = tmp_path / "eval.json"
-    call_command("eval_completion", decks=str(decks), known=[10, 30], out=str(out), n=6, seed=0,
-                 stdout=io.StringIO(), stderr=io.StringIO())
+    version = ModelVersion.objects.get(kind="deck_diffusion", active=True)
+    params = {"decks": str(decks), "known": [10, 30], "out": str(out), "n": 6, "seed": 0}
+    call_command("models", "evaluate", str(version.pk), "--params", json.dumps(params), stdout=io.StringIO(),
+                 stderr=io.StringIO())
     result = json.loads(out.read_text())
     for method in ("diffusion", "popularity", "cooccurrence", "nearest"):
         for k in ("10", "30"):

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from ml import defaults
-from ml.models import ModelVersion
+from ml.models import ModelVersion, TrainingRun
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_tasks")]
 
@@ -23,6 +23,7 @@ def weights_dir(tmp_path, monkeypatch):
 def test_export_then_register_on_a_fresh_registry(tiny_models, weights_dir):
     call_command("register_models", export=True, stdout=io.StringIO())
     assert {e["kind"] for e in defaults.shipped()} == {"card_embeddings", "deck_diffusion"}
+    TrainingRun.objects.all().delete()  # the fixtures' training runs protect the versions they made
     ModelVersion.objects.all().delete()
     out = io.StringIO()
     call_command("register_models", no_train=True, stdout=out)
@@ -39,6 +40,7 @@ def test_export_then_register_on_a_fresh_registry(tiny_models, weights_dir):
 
 def test_tampered_shipped_file_is_refused(tiny_models, weights_dir):
     call_command("register_models", export=True, stdout=io.StringIO())
+    TrainingRun.objects.all().delete()  # the fixtures' training runs protect the versions they made
     ModelVersion.objects.all().delete()
     path = weights_dir / "deck_diffusion.safetensors"
     path.write_bytes(path.read_bytes()[:-10] + b"0123456789")

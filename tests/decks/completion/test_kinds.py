@@ -27,6 +27,6 @@ def test_a_diffusion_run_trains_registers_and_evaluates(tiny_corpus):
 def test_a_run_without_embeddings_fails_with_the_reason(db, settings, tmp_path):
     settings.MTG_MODEL_DIR = tmp_path
     run = training.execute(TrainingRun.objects.create(kind="deck_masked", parameters={"preset": "quick"}).pk)
-    assert run.status == "failed" and "train_embeddings first" in run.error
+    assert run.status == "failed" and "train card_embeddings first" in run.error
     run = training.execute(TrainingRun.objects.create(kind="deck_masked", parameters={"preset": "large"}).pk)
     assert run.status == "failed" and "preset: quick or default" in run.error

@@ -50,8 +50,8 @@ def assert_masked_result(result):
 # --- training and the registry -----------------------------------------------------------------------
 
 def test_quick_training_registers_an_active_masked_version(masked_model, tiny_corpus):
-    from ml.datasets import names_sha1
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.datasets import names_sha1
+    from decks.embeddings.service import active_embeddings
     from ml.kinds import expected_shapes
     from ml.registry import resolve_path
     from ml.safetensors_check import check_tensors, read_header_path
@@ -79,7 +79,7 @@ def test_quick_training_registers_an_active_masked_version(masked_model, tiny_co
 def test_the_versions_sampler_settings_reach_the_completer(masked_model, tiny_corpus):
     """The gates and rounds chosen on the validation month (bench/completion_gates.py --apply) are stored in the
     version's config and used by every completion with it."""
-    from ml.completion_service import build_masked_completer
+    from decks.completion.completers import build_masked_completer
 
     v = masked_model
     v.config = {**v.config, "sampler": {"gate": 0.6, "side_gate": 0.8, "steps": 1, "side_steps": 3}}
@@ -91,8 +91,8 @@ def test_the_versions_sampler_settings_reach_the_completer(masked_model, tiny_co
 
 
 def test_deck_arrays_carry_the_deck_ids(tiny_corpus):
-    from ml.datasets import deck_arrays
-    from ml.embeddings.service import active_embeddings
+    from decks.completion.datasets import deck_arrays
+    from decks.embeddings.service import active_embeddings
 
     names = active_embeddings().names
     arrays = deck_arrays(names)
@@ -106,29 +106,34 @@ def test_deck_arrays_carry_the_deck_ids(tiny_corpus):
     assert list(again.ids) == list(arrays.ids)
 
 
+def train_masked(*flags, **params):
+    """``manage.py models train deck_masked [flags] --params JSON`` -> its output."""
+    out = io.StringIO()
+    call_command("models", "train", "deck_masked", *flags, "--params", json.dumps(params), stdout=out,
+                 stderr=io.StringIO())
+    return out.getvalue()
+
+
 def test_train_command_options_and_errors(tiny_corpus):
-    with pytest.raises(CommandError, match="multiple of --heads"):
-        call_command("train_completion", preset="quick", d_model=30, heads=4, stdout=io.StringIO())
+    with pytest.raises(CommandError, match="multiple of heads"):
+        train_masked(preset="quick", d_model=30, heads=4)
     with pytest.raises(CommandError, match="at least 1"):
-        call_command("train_completion", preset="quick", steps=0, stdout=io.StringIO())
+        train_masked(preset="quick", steps=0)
     with pytest.raises(CommandError, match="Too few training decks"):
-        call_command("train_completion", preset="quick", split_date="2000-01-01", stdout=io.StringIO())
+        train_masked(preset="quick", split_date="2000-01-01")
     assert not ModelVersion.objects.filter(kind="deck_masked").exists()
 
 
 def test_time_budget_then_resume(tiny_corpus):
-    """A run cut by --time-budget registers nothing and leaves a checkpoint; --resume finishes it."""
-    from ml.completion_training import checkpoint_path
+    """A run cut by time_budget registers nothing and leaves a checkpoint; resume finishes it."""
+    from decks.completion.training import checkpoint_path
 
-    with pytest.raises(CommandError, match="--resume"):
-        call_command("train_completion", preset="quick", steps=120, time_budget=0.05, no_activate=True,
-                     stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(CommandError, match="resume"):
+        train_masked(preset="quick", steps=120, time_budget=0.05)
     assert checkpoint_path(0).exists() and not ModelVersion.objects.filter(kind="deck_masked").exists()
-    out = io.StringIO()
-    call_command("train_completion", preset="quick", steps=120, resume=True, no_activate=True, stdout=out,
-                 stderr=io.StringIO())
+    out = train_masked(preset="quick", steps=120, resume=True)
     version = ModelVersion.objects.get(kind="deck_masked")
-    assert not version.active and version.metrics["steps"] == 120, out.getvalue()
+    assert not version.active and version.metrics["steps"] == 120, out
 
 
 def test_training_run_and_evaluation_of_the_kind(tiny_corpus):
@@ -289,11 +294,15 @@ def test_complete_batch_with_the_masked_model(tiny_corpus, tmp_path):
         call_command("complete_batch", "--model", "gpt", infile=str(tasks), outfile=str(out), stdout=io.StringIO())
 
 
-def test_eval_completion_scores_the_masked_model(masked_model, tiny_corpus):
+def test_evaluation_on_a_file_scores_the_masked_model(masked_model, tiny_corpus):
     out = tiny_corpus / "eval.json"
-    call_command("eval_completion", decks=str(tiny_corpus / "corpus.jsonl"), known=[10], out=str(out), n=4,
-                 methods="diffusion,nearest", split_date="2026-06-01", stdout=io.StringIO(), stderr=io.StringIO())
+    params = {"decks": str(tiny_corpus / "corpus.jsonl"), "known": [10], "out": str(out), "n": 4,
+              "methods": "diffusion,nearest", "split_date": "2026-06-01"}
+    call_command("models", "evaluate", str(masked_model.pk), "--params", json.dumps(params), stdout=io.StringIO(),
+                 stderr=io.StringIO())
     result = json.loads(out.read_text())
+    masked_model.refresh_from_db()
+    assert masked_model.metrics["eval"]["diffusion_main_recall_k10"] == result["results"]["diffusion"]["10"]["main_recall"]
     assert result["model"] == "masked" and result["diffusion_version"]["kind"] == "deck_masked"
     assert "cards" not in result["diffusion_version"]["config"]
     r = result["results"]["diffusion"]["10"]
@@ -315,6 +324,7 @@ def test_shipped_masked_weights_are_registered_and_used(masked_model, tmp_path, 
     assert [e["kind"] for e in defaults.shipped()] == ["card_embeddings", "deck_masked"]  # the other entry kept
     assert (folder / "deck_masked.safetensors").exists()
 
+    TrainingRun.objects.filter(kind="deck_masked").delete()  # the run that trained it protects its version
     ModelVersion.objects.filter(kind="deck_masked").delete()
     out = io.StringIO()
     call_command("register_models", no_train=True, stdout=out)

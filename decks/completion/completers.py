@@ -1,0 +1,110 @@
+"""Shell: build the deck completers from the active registry versions, the catalogue and the deck corpus.
+
+``build_masked_completer`` (the site's default, kind ``deck_masked``) and ``build_completer`` (the continuous
+Manamorphosis diffusion, kind ``deck_diffusion``). Neither model's code reads the database: the rows become
+arrays here.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from decks.core.rules import FORMATS
+from decks.completion.models.retrieval import RetrievalParams
+from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
+from decks.completion.models.manamorphosis.complete import Completer
+from decks.completion.models.deck_arrays import split_by_date
+from decks.completion.models.masked.sampler import MaskedCompleter
+from decks.completion.models.masked.train import denoiser_for, prepare
+from decks.completion.models.manamorphosis.model import DeckDenoiser
+from decks.completion.models.manamorphosis.schedule import cosine_schedule
+from decks.embeddings.service import active_embeddings
+from ml.registry import NoActiveModel, active_version, load_active, load_version
+
+
+def device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def build_completer(diffusion=None):
+    """The Completer of the active versions (or of the ``diffusion`` ModelVersion given, for evaluation)."""
+    emb = active_embeddings()
+    if diffusion is not None:
+        diff = load_version(diffusion)
+    else:
+        diff = load_active("deck_diffusion")
+    expected = diff.config.get("names_sha1")
+    if expected and expected != names_sha1(emb.names):
+        raise NoActiveModel(
+            f"The active deck_diffusion v{diff.version.version} was trained on another card vocabulary than the "
+            f"active card_embeddings v{emb.config.get('version', '?')}: activate matching versions or retrain.")
+    model = DeckDenoiser.from_tensors(diff.config["model"], diff.tensors).to(device())
+    sched = cosine_schedule(int(model.config.T))
+    tables = card_tables(emb.names)
+    return Completer(model, sched, emb.classifier, emb.names, tables.legal, tables.restricted, tables.copy_limit,
+                     FORMATS)
+
+
+def build_masked_completer(version=None, split_date: str | None = None):
+    """The masked completer of the active ``deck_masked`` version (or of the ``version`` given, for evaluation).
+
+    With no active version it is the pure neighbour vote (the model's gate-1 prior), so completion works on a
+    fresh site before any training. Its retrieval index holds every corpus deck (the site follows the newest
+    metagame), or only the decks first seen before ``split_date`` when one is given (evaluation: no leak).
+    The completer's ``deck_ids`` maps the rows of its sources to ``Deck`` ids and ``version`` is the
+    ``ModelVersion`` used (None for the neighbour vote).
+    """
+    emb = active_embeddings()
+    names = emb.names
+    if version is None:
+        try:
+            active_version("deck_masked")
+        except NoActiveModel:  # none trained or shipped yet: the neighbour vote alone
+            loaded = None
+        else:
+            loaded = load_active("deck_masked")  # an active version whose weights are missing says so
+    else:
+        loaded = load_version(version)
+    model, cards, params = None, None, RetrievalParams()
+    if loaded is not None:
+        config = loaded.config or {}
+        index = {n: i for i, n in enumerate(names)}
+        missing = [n for n in config.get("cards", []) if n not in index]
+        if missing or "model" not in config:
+            raise NoActiveModel(
+                f"The deck_masked v{loaded.version.version} does not fit the active card_embeddings: "
+                + (f"{len(missing)} of its cards (e.g. {missing[0]}) are not in the vocabulary" if missing
+                   else "its config has no model")
+                + "; activate matching versions or retrain (manage.py models train deck_masked).")
+        cards = np.array([index[n] for n in config["cards"]], dtype=np.int64)
+        params = RetrievalParams.from_dict(config.get("retrieval"))
+        model = denoiser_for(config["model"])
+        model.load_state_dict({k: v.float() for k, v in loaded.tensors.items()})
+        model.eval()
+    arrays = deck_arrays(names)
+    if split_date:
+        arrays, _ = split_by_date(arrays, split_day(split_date))
+    if len(arrays) == 0:
+        raise NoActiveModel("No tournament decks to draw on: import the deck corpus (manage.py import_decks)"
+                            + (f" or choose a later split date than {split_date}." if split_date else "."))
+    tables = card_tables(names)
+    prep = prepare(arrays, len(names), tables.legal, tables.copy_limit, tables.restricted, params, cards=cards)
+    sampler = ((loaded.config or {}).get("sampler") or {}) if loaded is not None else {}
+    gate, side_gate = sampler.get("gate"), sampler.get("side_gate")
+    rounds = {k: int(sampler[k]) for k in ("steps", "side_steps") if k in sampler}
+    completer = MaskedCompleter(model, prep.vote, prep.tables, names, FORMATS, tables.restricted,
+                                gate=None if gate is None else float(gate),
+                                side_gate=None if side_gate is None else float(side_gate), **rounds)
+    completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
+    completer.version = loaded.version if loaded is not None else None
+    return completer
+
+
+def source_deck_ids(completer, completion) -> list[tuple[int, float, float]]:
+    """(Deck id, vote weight, similarity) of each source of a masked completion, best first."""
+    ids = getattr(completer, "deck_ids", None)
+    out = []
+    for source in getattr(completion, "sources", None) or ():
+        if ids is not None and 0 <= source.row < len(ids) and ids[source.row] >= 0:
+            out.append((int(ids[source.row]), float(source.weight), float(source.similarity)))
+    return out

@@ -1,0 +1,314 @@
+"""Complete a deck with the masked denoiser: retrieval, then 8-16 unmasking steps with hard legality masks.
+
+``MaskedCompleter.complete(main_known, side_known, fmt, seed)`` (names in, names out; pure, no Django):
+
+1. **Validation**: unknown format or card, bad count, no main card, more than 60 / 15 cards, more copies than a
+   card's limit across main + sideboard (``CompletionError``, a user-facing message). A card the site has not
+   seen played in the format is *kept* with a warning: legality here is observed from tournament decks, so it
+   has false negatives; generated cards stay inside what is known to be legal.
+2. **Retrieval**: the top-M corpus decks for the user's main cards (``decks.completion.models.retrieval``), fixed for the run.
+3. **Main deck**: ``steps`` rounds; each runs the denoiser on the cards placed so far and commits the most
+   confident (card, copy) slots: about ``remaining / rounds left`` of them. A slot is allowed only if its card is
+   legal in the format, the copy keeps the card within its limit across main + side (restricted = 1, basics and
+   "any number" cards exempt) and the board has room: legality is a mask at every step, never a repair.
+4. **Sideboard**: the same, with the whole main deck visible and the neighbours retrieved with it.
+5. If the neighbours' cards run out, the format's most played legal cards fill the rest (as the baselines do).
+
+With ``gate=1`` the scores are the neighbours' votes and the deck is exactly the neighbour-vote baseline's.
+Sampling is greedy (most confident first), so the same input gives the same deck; ``seed`` is kept for the
+interface and breaks no ties (ties go to the lower copy number, then the lower card index).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from decks.completion.models.baselines import DeckBuilder
+from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
+from decks.completion.models.common import CompletionError, check_limits, check_sizes, resolve_entries
+from decks.completion.models.masked.model import MAX_ADD, MaskedDenoiser, collate
+from decks.completion.models.masked.data import Tables, board_example, visible_batch
+
+__all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
+
+# The sampler settings a newly trained version is registered with (its config's "sampler"; a version's own
+# config wins). Training learns a gate g ~ 0.40 (best for the cross-entropy); greedy unmasking does better
+# leaning more on the vote. Chosen on the validation month (decks of 2026-04, model and index from before
+# it, 600 decks, bench/completion_gates.py): gate 0.6 with one unmasking round gave main recall
+# 0.812/0.828/0.825 at K = 10/20/40 against 0.807/0.824/0.817 for the vote, 0.812/0.826/0.819 for 12 rounds
+# and 0.807/0.825/0.814 for the learned gate (docs/completion.md, "Choosing the sampler").
+INFERENCE_GATE = 0.6
+SAMPLER_DEFAULTS = {"gate": INFERENCE_GATE, "side_gate": 0.6, "steps": 1, "side_steps": 4}
+
+
+def _key(name) -> str:
+    return "".join(ch for ch in name.casefold() if ch.isalnum()) if isinstance(name, str) else ""
+
+
+@dataclass
+class Source:
+    """A corpus deck the completion drew on: index row, share of the vote, similarity to the given cards."""
+
+    row: int
+    weight: float
+    similarity: float
+
+
+@dataclass
+class MaskedCompletion:
+    main: list[tuple[str, int]]
+    side: list[tuple[str, int]]
+    generated_main: list[tuple[str, int]]
+    generated_side: list[tuple[str, int]]
+    iterations: int                      # unmasking rounds run (main + side)
+    seconds: float
+    confidence: dict[str, float] = field(default_factory=dict)   # "main:Name"/"side:Name" -> 0..1
+    sources: list[Source] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"main": [list(e) for e in self.main], "side": [list(e) for e in self.side],
+                "generated_main": [list(e) for e in self.generated_main],
+                "generated_side": [list(e) for e in self.generated_side], "iterations": self.iterations,
+                "seconds": self.seconds, "confidence": self.confidence,
+                "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources],
+                "warnings": self.warnings}
+
+
+class MaskedCompleter:
+    """The default deck completer: neighbour retrieval + the masked denoiser (or its gate-1 prior alone)."""
+
+    def __init__(self, model: MaskedDenoiser | None, vote: NeighbourVoteBaseline, tables: Tables, names: list[str],
+                 formats: list[str], restricted: np.ndarray | None = None, gate: float | None = None,
+                 steps: int = 12, side_steps: int = 4, side_gate: float | None = None):
+        if model is None:
+            gate, side_gate = 1.0, None
+        self.model = model.eval() if model is not None else None
+        self.vote = vote
+        self.index = vote.index
+        self.params: RetrievalParams = vote.params
+        self.tables = tables
+        self.names = list(names)
+        self.formats = list(formats)
+        self.restricted = (np.zeros_like(tables.legal) if restricted is None else np.asarray(restricted, bool))
+        self.gate = gate
+        self.side_gate = side_gate
+        self.steps = int(steps)
+        self.side_steps = int(side_steps)
+        self.candidates = model.config.candidates if model is not None else 160
+        # the no-retrieval ablation (decks.completion.models.masked.ablation): scores the vocabulary, no neighbours' votes
+        self.plain = model is not None and getattr(model, "retrieval", True) is False
+        self._token_cards = np.zeros(int(tables.token.max()) + 1, np.int64)
+        self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
+        self._by_key: dict[str, int] = {}
+        for i, n in enumerate(self.names):
+            self._by_key.setdefault(_key(n), i)
+            if " // " in n:
+                self._by_key.setdefault(_key(n.split(" // ")[0]), i)
+
+    # ------------------------------------------------------------------ validation
+
+    def _format_index(self, fmt) -> int:
+        f = str(fmt or "").strip().lower()
+        if f not in self.formats:
+            raise CompletionError(f"Unknown format '{fmt}': choose one of {', '.join(self.formats)}.")
+        return self.formats.index(f)
+
+    def _validate(self, main_known, side_known, fmt):
+        f = self._format_index(fmt)
+        label = self.formats[f].title()
+        lookup = lambda name: self._by_key.get(_key(name))  # noqa: E731
+        main_c = Counter(resolve_entries(main_known, "main deck", lookup))
+        side_c = Counter(resolve_entries(side_known, "sideboard", lookup))
+        check_sizes(main_c, side_c)
+        check_limits(self.names, main_c, side_c, self.vote.fitted.limit[f], self.restricted[f], label)
+        warnings = [f"{self.names[i]} has not been seen in a {label} tournament deck: it is kept, but check that "
+                    f"it is legal." for i in sorted(main_c + side_c, key=lambda i: self.names[i])
+                    if not self.tables.legal[f, i]]
+        return f, main_c, side_c, warnings
+
+    # ------------------------------------------------------------------ sampling
+
+    def gate_for(self, board: int) -> float | None:
+        """The gate of a board: ``side_gate`` for the sideboard when set, else ``gate`` (None = as trained)."""
+        return self.side_gate if board == 1 and self.side_gate is not None else self.gate
+
+    def _scores(self, ex, nb_votes, vis: np.ndarray, gate: float | None) -> tuple[np.ndarray, bool]:
+        """(float64 [C, MAX_ADD]: score of adding j more copies of each candidate, whether the scores are
+        log-probabilities: the vote's and the slot head's are, the token head's only rank)."""
+        C = ex.cand_card.size
+        if gate is not None and gate >= 1.0:  # the pure vote, exactly (no float32 round trip)
+            table = nb_votes.table[np.searchsorted(nb_votes.cards, ex.cand_card)]
+            v = vis[ex.cand_card].astype(np.int64)
+            cols = np.minimum(v[:, None] + np.arange(1, MAX_ADD + 1)[None, :], MAX_COPIES)
+            vals = np.take_along_axis(table, cols, axis=1)
+            vals[(v[:, None] + np.arange(1, MAX_ADD + 1)[None, :]) > MAX_COPIES] = 0.0
+            with np.errstate(divide="ignore"):
+                return np.log(vals).reshape(C, MAX_ADD), True
+        with torch.no_grad():
+            scores, calibrated = self.model.scores(collate([ex]), gate=gate)
+            return scores[0].double().numpy(), calibrated
+
+    def _plain_candidates(self, f: int, board: int, main_vis: np.ndarray, side_vis: np.ndarray, left: int):
+        """The no-retrieval model's shortlist: (cards, slot scores, not calibrated, expected new cards, normaliser 0)."""
+        batch = visible_batch(self.tables, [(f, board, main_vis, side_vis)])
+        cards, scores, _ = shortlist_scores(self.model, batch, self._token_cards, self.candidates)
+        return cards, scores, False, float(np.clip(left / 2.5, 1.0, 60.0)), 0.0
+
+    def _fill_board(self, b: DeckBuilder, f: int, nb: Neighbours, board: int, steps: int,
+                    wide: Neighbours | None = None, given: float = 1.0) -> tuple[int, dict]:
+        """Unmask one board in ``steps`` rounds; returns (rounds run, confidence per added card)."""
+        add = b.add_main if board == 0 else b.add_side
+        left = (lambda: b.main_left) if board == 0 else (lambda: b.side_left)
+        part = "main" if board == 0 else "side"
+        both = (self.index.votes(nb, "main"), self.index.votes(nb, "side"))
+        votes = both[board]
+        gate = self.gate_for(board)
+        extra = None
+        if self.model is not None and gate != 1.0 and not self.plain:  # second opinions, network features only
+            extra = (self.index.votes(wide, part) if wide is not None and wide.rows.size else None,
+                     self.index.votes(narrow(nb), part))
+        conf: dict[int, float] = {}
+        rounds = 0
+        for s in range(steps):
+            if left() <= 0:
+                break
+            main_vis = b.main_count.astype(np.int64)
+            side_vis = b.side_count.astype(np.int64)
+            vis = main_vis if board == 0 else side_vis
+            if self.plain:
+                cand_card, scores, calibrated, expected, norm = self._plain_candidates(f, board, main_vis, side_vis,
+                                                                                       left())
+            else:
+                ex = board_example(self.index, self.tables, f, main_vis, side_vis, nb, board, self.candidates,
+                                   votes=both, extra_votes=extra if extra is not None else (votes, votes),
+                                   main_given=given)
+                cand_card = ex.cand_card
+                scores, calibrated = self._scores(ex, votes, vis, gate) if cand_card.size else (None, True)
+                # token head: the expected number of new distinct cards turns p(token) into a presence probability
+                expected = float(np.clip(np.exp(ex.prior_tok.astype(np.float64)).sum(), 1.0, 60.0))
+                norm = (np.logaddexp.reduce(scores[:, 0][np.isfinite(scores[:, 0])])
+                        if not calibrated and cand_card.size else 0.0)
+            if cand_card.size == 0:
+                break
+            rounds += 1
+            quota = math.ceil(left() / (steps - s))
+            C = cand_card.size
+            cc = np.repeat(cand_card, MAX_ADD)
+            jj = np.tile(np.arange(1, MAX_ADD + 1), C)
+            nn = vis[cc] + jj
+            sc = scores.ravel()
+            ok = np.isfinite(sc)
+            order = np.flatnonzero(ok)[np.lexsort((cc[ok], nn[ok], -sc[ok]))]
+            added = Counter()
+            taken = 0
+            for k in order:
+                if taken >= quota or left() <= 0:
+                    break
+                c, j = int(cc[k]), int(jj[k])
+                if added[c] != j - 1 or b.room(c) <= 0:
+                    continue
+                if add(c, 1):
+                    added[c] += 1
+                    taken += 1
+                    if calibrated:  # log P(the deck holds this copy)
+                        p = float(np.exp(sc[k]))
+                    else:
+                        p_tok = float(np.exp(scores[k // MAX_ADD, 0] - norm))
+                        p = (1.0 - (1.0 - min(p_tok, 1.0)) ** expected) * float(np.exp(sc[k] - scores[k // MAX_ADD, 0]))
+                    conf[c] = min(conf.get(c, 1.0), p)
+            if taken == 0:
+                break
+        return rounds, conf
+
+    def _run(self, b: DeckBuilder, f: int, generate_side: bool, report):
+        """Retrieve for the user's main cards, unmask the main deck, then the sideboard (retrieving again with
+        the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side)."""
+        cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
+        given = min(1.0, len(b.main) / 60.0)  # the share of the main deck the user gave
+        nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
+        report(0.1, "Nearest tournament decks found")
+        rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
+        report(0.6, "Main deck done")
+        conf_side: dict[int, float] = {}
+        if generate_side and b.side_left > 0:
+            cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
+            nb_side, wide_side = self.index.neighbour_sets(cards, counts, f, None, self.params)
+            r, conf_side = self._fill_board(b, f, nb_side, 1, self.side_steps, wide_side, given)
+            rounds += r
+        main, side = b.finish(side=generate_side)
+        return nb, rounds, conf_main, conf_side, main, side
+
+    def complete(self, main_known, side_known=(), fmt: str = "", seed: int = 0, generate_side: bool = True,
+                 progress: Callable[[float, str], None] | None = None, **_ignored) -> MaskedCompletion:
+        """Complete one deck (see the module docstring); raises ``CompletionError``."""
+        started = time.perf_counter()
+        report = progress or (lambda fraction, message: None)
+        f, main_c, side_c, warnings = self._validate(main_known, side_known, fmt)
+        user_main = [i for i, n in main_c.items() for _ in range(n)]
+        user_side = [i for i, n in side_c.items() for _ in range(n)]
+        try:
+            nb, rounds, conf_main, conf_side, main, side = self._run(
+                DeckBuilder(self.vote.fitted, f, user_main, user_side), f, generate_side, report)
+        except ValueError:
+            raise CompletionError("There are not enough legal cards left to fill the deck within the copy limits.") from None
+        report(1.0, "Done")
+        gen_main = Counter(main.tolist()) - Counter(user_main)
+        gen_side = Counter(side.tolist()) - Counter(user_side)
+        confidence = {f"main:{self.names[c]}": round(float(conf_main.get(c, 0.0)), 3) for c in gen_main}
+        confidence.update({f"side:{self.names[c]}": round(float(conf_side.get(c, 0.0)), 3) for c in gen_side})
+        sources = [Source(int(r), round(float(w), 4), round(float(s), 4))
+                   for r, w, s in zip(nb.rows[:5], nb.weight[:5], nb.sim[:5])]
+        group = lambda cnt: sorted(((self.names[i], n) for i, n in cnt.items() if n > 0), key=lambda e: e[0])  # noqa: E731
+        return MaskedCompletion(main=group(Counter(main.tolist())), side=group(Counter(side.tolist())),
+                                generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
+                                seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
+                                warnings=warnings)
+
+    def complete_many(self, requests, seed: int = 0, progress=None, **kwargs) -> list:
+        """One ``MaskedCompletion`` or ``CompletionError`` per ``(main_known, side_known, fmt)`` request."""
+        out = []
+        for i, request in enumerate(requests):
+            try:
+                main_known, side_known, fmt = request
+            except (TypeError, ValueError):
+                out.append(CompletionError("Each request must be (main cards, sideboard cards, format)."))
+                continue
+            try:
+                out.append(self.complete(main_known, side_known, fmt, seed=seed, **kwargs))
+            except CompletionError as exc:
+                out.append(exc)
+            if progress:
+                progress((i + 1) / max(1, len(requests)), f"{i + 1}/{len(requests)} decks")
+        return out
+
+    # ------------------------------------------------------------------ evaluation interface
+
+    def complete_idx(self, main_known, side_known, fmt: int, seed: int = 0, generate_side: bool = True):
+        """Index interface of the baselines (``decks.completion.models.evaluate``): card indices in, (main [60], side [15])."""
+        b = DeckBuilder(self.vote.fitted, int(fmt), main_known, side_known)
+        return self._run(b, int(fmt), generate_side, lambda fraction, message: None)[4:]
+
+
+def shortlist_scores(model: torch.nn.Module, batch: dict[str, torch.Tensor], token_cards: np.ndarray,
+                     shortlist: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """For one board (batch of one) of the no-retrieval model (``ablation.PlainDenoiser``): (catalogue cards [C],
+    slot scores [C, MAX_ADD], expected new cards) of the ``shortlist`` best allowed cards. Scores are log p(token) over the whole allowed vocabulary + log P(>= j more)."""
+    with torch.no_grad():
+        h = model.encode(batch)
+        logp = torch.log_softmax(model.token_logits(h, batch["allowed"]), dim=-1)[0]
+        finite = torch.isfinite(logp)
+        n = int(finite.sum())
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros((0, MAX_ADD)), 0.0
+        top = torch.topk(logp.masked_fill(~finite, -math.inf), min(shortlist, n))
+        cnt = torch.log_softmax(model.count_logits(h, top.indices[None, :]), dim=-1)[0]
+        at_least = torch.logcumsumexp(cnt.flip(-1), dim=-1).flip(-1)
+        scores = (top.values[:, None] + at_least).double().numpy()
+    return token_cards[top.indices.numpy()], scores, float(n)

@@ -1,0 +1,1 @@
+"""Tests of decks.completion.models.masked (pure torch/numpy; no Django)."""
