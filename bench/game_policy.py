@@ -45,7 +45,7 @@ def read(path: str) -> list[dict]:
 
 
 def play_records(games: int, seed: int, procs: int) -> list[dict]:
-    from gameplay.core import selfplay
+    from gameplay.core.matches import selfplay
 
     decks = gs.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
@@ -63,7 +63,7 @@ def play_records(games: int, seed: int, procs: int) -> list[dict]:
 
 def by_kind(evaluator, records: list[dict]) -> dict:
     """Top-1 accuracy per kind of VeryHard's choice (how many decisions of each)."""
-    from gameplay.core import policy
+    from gameplay.core.learning import network as policy
 
     out = {}
     for kind in sorted({r["actions"][r["choice"]]["type"] for r in records if r.get("choice") is not None}):
@@ -75,8 +75,8 @@ def by_kind(evaluator, records: list[dict]) -> dict:
 
 
 def strength_game(job: dict) -> dict:
-    from gameplay.core import policy
-    from gameplay.core.players import EnginePlayer, NetPlayer, SearchPlayer, play_game
+    from gameplay.core.learning import network as policy
+    from gameplay.core.matches.players import EnginePlayer, NetPlayer, SearchPlayer, play_game
 
     engine = gs.engine()
     evaluator = policy.evaluator_at(job["weights"])
@@ -129,7 +129,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "game_policy.json"))
     args = ap.parse_args()
 
-    from gameplay.core import policy, value
+    from gameplay.core.learning import network as policy
+    from gameplay.core.learning import value
 
     evaluator = policy.evaluator_at(args.weights)
     records = read(args.heldout) if args.heldout else play_records(args.games, 31000, args.procs)

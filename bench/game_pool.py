@@ -4,7 +4,7 @@
                               [--games 2] [--seed 7000] [--procs 1] [--max-decisions 1200] [--max-minutes 30]
                               [--close 0.65]
 
-1. Every card of the oracle corpus is built by our own conversion (``gameplay.core.carddata``); a card is
+1. Every card of the oracle corpus is built by our own conversion (``gameplay.core.engine.carddata``); a card is
    playable when the engine builds it with no unimplemented part (what ``carddb.deck_support`` says on the
    site). The distinct, most recent decks of the corpus (MTG_DATA_DIR/mtg_decklistcache) whose every main
    card is playable are taken, ``--per-format`` per format (``--pauper`` Pauper ones), most recent first, one
@@ -35,6 +35,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from gameplay.core.engine.decks import sample_decks as read_sample_decks  # noqa: E402 - after the path
 RESULTS = ROOT / "bench" / "results"
 POOL = RESULTS / "game_pool.json"
 CARD_DATA = ROOT / "var" / "bench" / "game-pool-card-data.json"
@@ -58,7 +60,7 @@ class Support(dict):
         if name not in self and name in self.records:
             import phase
 
-            from gameplay.core.carddata import build_card_data
+            from gameplay.core.engine.carddata import build_card_data
 
             build_card_data([self.records[name]], phase.build_oracle_face, phase.build_oracle_face_multi,
                             on_card=lambda n, parts: self.__setitem__(name, parts))
@@ -121,7 +123,7 @@ def tournament_decks(records: dict, problems: dict, formats: list[str], per_form
 
 
 def sample_decks() -> list[dict]:
-    decks = json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
+    decks = read_sample_decks(data_dir())
     return [{"name": name, "format": d.get("format"), "source": "sample", "main": d["main"]}
             for name, d in sorted(decks.items())]
 
@@ -136,7 +138,7 @@ def save_card_data(records: list[dict], path: Path) -> Path:
     """The engine's card database of these oracle records, built by our conversion, written to ``path``."""
     import phase
 
-    from gameplay.core.carddata import build_card_data
+    from gameplay.core.engine.carddata import build_card_data
 
     data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,8 +156,8 @@ def load_pool() -> dict:
 
 
 def _play(job: dict) -> dict:
-    from gameplay.core.engine import PhaseEngine
-    from gameplay.core.gauntlet import expand, play_match
+    from gameplay.core.engine.adapter import PhaseEngine
+    from gameplay.core.matches.roundrobin import expand, play_match
 
     global _ENGINE
     if _ENGINE is None:

@@ -7,7 +7,7 @@ The yardstick (``--pool``, writes bench/results/game_strength.json):
 
 plays our players against the engine's VeryHard AI on the pool of bench/game_pool.py (its close pairings and
 the mirrors), and the engine's own VeryHard AI in our seat on the same jobs (same decks, seats, deal and
-opponent): each pair of games is compared (``gameplay.core.strength``), the discordant pairs counted with a
+opponent): each pair of games is compared (``gameplay.core.matches.yardstick``), the discordant pairs counted with a
 two-sided sign test, win rates with 95% Wilson intervals, CPU seconds per game. The baseline's games are played
 once and shared by every player. ``--celery`` sends each game to the Celery workers (the task
 ``gameplay.strength_game``; the services stack's settings and broker), else ``--procs`` local processes.
@@ -22,7 +22,7 @@ swapping seats, so neither the deck nor the seat favours anyone (mono-red wins ~
 games). The decks are the four real lists whose every card the engine supports
 (MTG_DATA_DIR/game/phase_supported_pauper_decks.json); pair i plays the i-th of the 12 ordered deck
 pairs (cycled). The engine's card database is built from the real oracle corpus by our own
-conversion (gameplay.core.carddata), as the test fixtures do; no database is needed.
+conversion (gameplay.core.engine.carddata), as the test fixtures do; no database is needed.
 
 A draw or a game cut at --max-decisions counts half. Win rates come with a 95% Wilson interval.
 Seconds per game are CPU-seconds of one process (the whole game: both players and the engine).
@@ -46,6 +46,8 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from gameplay.core.engine.decks import sample_decks as read_sample_decks  # noqa: E402 - after the path
 RESULTS = ROOT / "bench" / "results"
 OPPONENTS = ("random", "VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
 TARGETS = {"Medium": 0.60, "VeryHard": 0.50}
@@ -56,7 +58,7 @@ def data_dir() -> Path:
 
 
 def sample_decks() -> dict:
-    return json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
+    return read_sample_decks(data_dir())
 
 
 def deck_list(decks: dict, name: str) -> list[str]:
@@ -86,7 +88,7 @@ _ENGINE = None
 def engine():
     global _ENGINE
     if _ENGINE is None:
-        from gameplay.core.engine import PhaseEngine
+        from gameplay.core.engine.adapter import PhaseEngine
 
         path = str(card_data_path())
         _ENGINE = PhaseEngine(path)
@@ -95,7 +97,7 @@ def engine():
 
 
 def wilson(wins: float, n: int) -> tuple[float, float]:
-    from gameplay.core.gauntlet import wilson as core_wilson
+    from gameplay.core.matches.roundrobin import wilson as core_wilson
 
     return core_wilson(wins, n)[1:]
 
@@ -147,8 +149,8 @@ def _clairvoyant(state, observer, rng):
 
 def play_one(job: dict) -> dict:
     """One game (runs in a worker process)."""
-    from gameplay.core.engine import determinize
-    from gameplay.core.players import make_player, play_game
+    from gameplay.core.engine.adapter import determinize
+    from gameplay.core.matches.players import make_player, play_game
     from gameplay.core.search import base as search_base
 
     search_base.determinize = _clairvoyant if job.get("oracle") else determinize
@@ -292,7 +294,7 @@ def paired(games: list[dict], other: list[dict]) -> dict:
     """Game by game against another player's results on the same seeds, decks and seats: where the
     results differ (flips), which way. Far more sensitive than comparing win rates, since the decks and
     seats decide most games the same way for both."""
-    from gameplay.core.gauntlet import sign_test
+    from gameplay.core.matches.roundrobin import sign_test
 
     theirs = {game_key(g): g for g in other}
     out = {}
@@ -408,7 +410,7 @@ def main() -> int:
         games = sorted(merged.values(), key=lambda g: (OPPONENTS.index(g["opponent"]) if g["opponent"] in OPPONENTS else 99,
                                                        g["seed"], g["ours_seat"]))
         summary = summarize(games)
-        from gameplay.core import advisor
+        from gameplay.core.search import advisor
 
         level = args.ours.partition(":")[2] or "default"
         report = {"benchmark": "game_strength", "date": dt.datetime.now().isoformat(timespec="seconds"),
@@ -483,7 +485,7 @@ YARDSTICK = RESULTS / "game_strength.json"
 
 
 def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int, exclude=()) -> list[dict]:
-    from gameplay.core.strength import jobs
+    from gameplay.core.matches.yardstick import jobs
 
     rows = pool["pairings"]
     chosen = [p["pairing"] for p in rows if (which == "all") or (p["mirror"] if which == "mirrors" else p["close"])]
@@ -498,8 +500,8 @@ def play_pool_job(job: dict) -> dict:
     """One game of the yardstick in a local process, on the pool's card database."""
     global _POOL_ENGINE
     from bench.game_pool import CARD_DATA, load_pool
-    from gameplay.core.engine import PhaseEngine
-    from gameplay.core.strength import play
+    from gameplay.core.engine.adapter import PhaseEngine
+    from gameplay.core.matches.yardstick import play
 
     if _POOL_ENGINE is None:
         _POOL_ENGINE = PhaseEngine(str(CARD_DATA))
@@ -556,7 +558,7 @@ def yardstick_svg(summary: dict, baseline: str) -> str:
 
 def yardstick(argv: list[str]) -> int:
     from bench.game_pool import load_pool
-    from gameplay.core import strength
+    from gameplay.core.matches import yardstick as strength
 
     parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool")
     parser.add_argument("--pool", action="store_true")
