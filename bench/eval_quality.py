@@ -10,7 +10,7 @@ the position at the start of each turn, and scores it from the active player's s
 - ``static``: ``win_probability(evaluate)`` of the position itself;
 - ``static_fit``: the same with the scale fitted to these games by maximum likelihood;
 - ``learned``: the learned value model (``gameplay.core.learning.value``, trained on other self-play games by
-  ``manage.py train_game_value``) on the position itself; skipped, like the ``*_learned`` rollouts,
+  ``manage.py models train game_value``) on the position itself; skipped, like the ``*_learned`` rollouts,
   when there is no model;
 - ``rollout``: one rollout of two turns (the search's horizon) by its rollout policy (Easy), on a
   determinization of what the active player can see, then ``win_probability`` (or 1/0 if it ends);

@@ -2,8 +2,8 @@
 
     python bench/game_policy.py --weights FILE --heldout FILE [--strength N] [--procs 2]
 
-``--heldout`` holds decision records of self-play games never trained on (``manage.py train_game_policy
---records``, or ``--games`` here to play them: seeds 31000 + i, both seats VeryHard, the four sample decks,
+``--heldout`` holds decision records of self-play games never trained on (``manage.py models train
+game_policy_net`` with the parameter ``records``, or ``--games`` here to play them: seeds 31000 + i, both seats VeryHard, the four sample decks,
 every ordered pair in turn). For every real decision (more than one distinct action) of those games:
 
 - **move prediction**: the network's most likely action against VeryHard's choice (top-1 and top-2), beside a

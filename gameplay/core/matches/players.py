@@ -199,7 +199,7 @@ class NetPlayer:
 
     def __init__(self, evaluator):
         if evaluator is None:
-            raise ValueError("no policy/value network is active (train one: manage.py train_game_policy)")
+            raise ValueError("no policy/value network is active (train one: manage.py models train game_policy_net)")
         self.evaluator = evaluator
         self.name = "net"
 

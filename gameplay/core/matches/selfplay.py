@@ -58,7 +58,7 @@ def self_play_rows(engine, deck_a: list[str], deck_b: list[str], *, seed: int, l
     return rows
 
 
-# Process-pool helpers (``manage.py train_game_value --workers N``): one engine per worker process.
+# Process-pool helpers (``manage.py models train game_value``, parameter ``workers``): one engine per worker process.
 _pool_engine = None
 
 
