@@ -13,7 +13,7 @@ card the player could not see is redacted (``seatview``), as the live advisor do
 opponent's hand is read.
 
 Pure: no Django; imports the engine, the advisor, the players' notion of a decision worth searching, the value
-model and seatview.
+model (with the active one, ``learning.active``) and seatview.
 """
 from __future__ import annotations
 

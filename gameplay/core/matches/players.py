@@ -4,7 +4,7 @@
 (``SearchPlayer`` at one of the advisor's ``LEVELS``, with the active policy/value network when there is one) and
 ``make_player("net")`` (``NetPlayer``: the network alone, or ``net:<weights file>``) build them from a short spec string.
 
-Pure: no Django; imports engine, pruning, policy, the search's base and the advisor only.
+Pure: no Django; imports the engine, the search (pruning, base, the advisor) and learning (the network, the active models) only.
 """
 from __future__ import annotations
 

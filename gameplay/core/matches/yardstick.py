@@ -8,7 +8,7 @@ both; the two results form a *pair*. Most pairs agree (the deal decides); only t
 player is stronger, and the sign test (``gameplay.core.matches.roundrobin.sign_test``) says whether their split could
 be chance. Win rates carry Wilson intervals.
 
-Pure: no Django; imports the engine, the players and the gauntlet's statistics. Played by
+Pure: no Django; imports the engine, the players and the round robins' statistics (``roundrobin``). Played by
 ``bench/game_strength.py`` in local processes or, through the Celery task ``gameplay.strength_game``, on
 workers.
 """
