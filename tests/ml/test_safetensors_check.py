@@ -107,7 +107,7 @@ def test_expected_shapes_per_kind():
     with pytest.raises(ConfigError, match="widths"):
         expected_shapes("game_value", {"hidden": ["wide"]})
     with pytest.raises(ConfigError, match="not supported"):
-        expected_shapes("game_value", {})
+        expected_shapes("game_oracle", {})
 
 
 def test_the_shipped_weights_match_their_configs():

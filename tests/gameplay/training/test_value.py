@@ -114,3 +114,11 @@ def test_the_parameters_that_were_train_game_values_flags(game_catalogue, engine
     with pytest.raises(CommandError, match="hidden"):
         train(games=0, hidden="wide")
     assert not (tmp_path / "never.safetensors").exists()
+
+
+def test_the_old_kind_name_is_an_alias_for_one_release():
+    from gameplay.kinds import GAME_VALUE
+    from ml import kinds
+
+    assert kinds.get("game_policy") is kinds.get("game_value") is GAME_VALUE
+    assert kinds.renamed("game_policy") == "game_value" and kinds.renamed("game_value") is None
