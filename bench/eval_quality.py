@@ -9,8 +9,8 @@ the position at the start of each turn, and scores it from the active player's s
 
 - ``static``: ``win_probability(evaluate)`` of the position itself;
 - ``static_fit``: the same with the scale fitted to these games by maximum likelihood;
-- ``learned``: the learned value model (``gameplay.core.value``, trained on other self-play games by
-  ``manage.py train_game_value``) on the position itself; skipped, like the ``*_learned`` rollouts,
+- ``learned``: the learned value model (``gameplay.core.learning.value``, trained on other self-play games by
+  ``manage.py models train game_value``) on the position itself; skipped, like the ``*_learned`` rollouts,
   when there is no model;
 - ``rollout``: one rollout of two turns (the search's horizon) by its rollout policy (Easy), on a
   determinization of what the active player can see, then ``win_probability`` (or 1/0 if it ends);
@@ -69,7 +69,7 @@ def accuracy(pairs) -> float:
 
 def fit_scale(values_and_wins, grid=None) -> float:
     """The logistic scale that maximises the likelihood of the winners given the raw evaluations."""
-    from gameplay.core.value import win_probability
+    from gameplay.core.search.evaluation import win_probability
 
     grid = grid or [x / 2 for x in range(2, 121)]
     return min(grid, key=lambda s: log_loss([(win_probability(v, s), y) for v, y in values_and_wins]))
@@ -77,10 +77,11 @@ def fit_scale(values_and_wins, grid=None) -> float:
 
 def learned_model():
     """The learned leaf's model, or None when there is none to measure (the learned ways are skipped)."""
-    from gameplay.core.value import ValueModelError, default_model
+    from gameplay.core.learning.active import value_model
+    from gameplay.core.learning.value import ValueModelError
 
     try:
-        return default_model()
+        return value_model()
     except ValueModelError:
         return None
 
@@ -88,7 +89,7 @@ def learned_model():
 def play_one(job: dict) -> list[dict]:
     """One engine-vs-engine game; every turn start scored every way (runs in a worker)."""
     from gameplay.core.search.base import Search, SearchConfig
-    from gameplay.core.value import win_probability
+    from gameplay.core.search.evaluation import win_probability
 
     model = learned_model()
 
@@ -119,7 +120,7 @@ def play_one(job: dict) -> list[dict]:
                 if cfg.get("leaf") == "learned" and model is None:
                     continue
                 search = Search(game, me, config=SearchConfig(prior_level=None, **cfg), seed=det_seed, actions=[],
-                                state=state)
+                                state=state, leaf_model=lambda: model)
                 c = time.process_time()
                 try:
                     copy = search.load(0)  # the same determinization and engine seed for every rollout
@@ -144,7 +145,7 @@ def play_one(job: dict) -> list[dict]:
 
 
 def score(rows: list[dict]) -> dict:
-    from gameplay.core.value import EVAL_SCALE, win_probability
+    from gameplay.core.search.evaluation import EVAL_SCALE, win_probability
 
     rows = [r for r in rows if r["won"] is not None]
     scale = fit_scale([(r["static_value"], r["won"]) for r in rows])
@@ -228,7 +229,7 @@ def main() -> int:
     if args.replot:
         output.with_suffix(".svg").write_text(svg(json.loads(output.read_text(encoding="utf-8"))), encoding="utf-8")
         return 0
-    from gameplay.core.engine import DIFFICULTIES
+    from gameplay.core.engine.adapter import DIFFICULTIES
 
     if args.level not in DIFFICULTIES:
         ap.error(f"--level must be one of {', '.join(DIFFICULTIES)}")

@@ -2,8 +2,8 @@
 
     python -m bench.game_policy --weights FILE --heldout FILE [--strength N] [--procs 2]
 
-``--heldout`` holds decision records of self-play games never trained on (``manage.py train_game_policy
---records``, or ``--games`` here to play them: seeds 31000 + i, both seats VeryHard, the four sample decks,
+``--heldout`` holds decision records of self-play games never trained on (``manage.py models train
+game_policy_net`` with the parameter ``records``, or ``--games`` here to play them: seeds 31000 + i, both seats VeryHard, the four sample decks,
 every ordered pair in turn). For every real decision (more than one distinct action) of those games:
 
 - **move prediction**: the network's most likely action against VeryHard's choice (top-1 and top-2), beside a
@@ -43,7 +43,7 @@ def read(path: str) -> list[dict]:
 
 
 def play_records(games: int, seed: int, procs: int) -> list[dict]:
-    from gameplay.core import selfplay
+    from gameplay.core.matches import selfplay
 
     decks = fixtures.sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
@@ -61,7 +61,7 @@ def play_records(games: int, seed: int, procs: int) -> list[dict]:
 
 def by_kind(evaluator, records: list[dict]) -> dict:
     """Top-1 accuracy per kind of VeryHard's choice (how many decisions of each)."""
-    from gameplay.core import policy
+    from gameplay.core.learning import network as policy
 
     out = {}
     for kind in sorted({r["actions"][r["choice"]]["type"] for r in records if r.get("choice") is not None}):
@@ -73,8 +73,8 @@ def by_kind(evaluator, records: list[dict]) -> dict:
 
 
 def strength_game(job: dict) -> dict:
-    from gameplay.core import policy
-    from gameplay.core.players import EnginePlayer, NetPlayer, SearchPlayer, play_game
+    from gameplay.core.learning import network as policy
+    from gameplay.core.matches.players import EnginePlayer, NetPlayer, SearchPlayer, play_game
 
     engine = fixtures.engine()
     evaluator = policy.evaluator_at(job["weights"])
@@ -127,7 +127,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(RESULTS / "game_policy.json"))
     args = ap.parse_args()
 
-    from gameplay.core import policy, value
+    from gameplay.core.learning import network as policy
+    from gameplay.core.learning import value
 
     evaluator = policy.evaluator_at(args.weights)
     records = read(args.heldout) if args.heldout else play_records(args.games, 31000, args.procs)

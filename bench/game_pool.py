@@ -4,7 +4,7 @@
                               [--games 2] [--seed 7000] [--procs 1] [--max-decisions 1200] [--max-minutes 30]
                               [--close 0.65]
 
-1. Every card of the oracle corpus is built by our own conversion (``gameplay.core.carddata``); a card is
+1. Every card of the oracle corpus is built by our own conversion (``gameplay.core.engine.carddata``); a card is
    playable when the engine builds it with no unimplemented part (what ``carddb.deck_support`` says on the
    site). The distinct, most recent decks of the corpus (MTG_DATA_DIR/mtg_decklistcache) whose every main
    card is playable are taken, ``--per-format`` per format (``--pauper`` Pauper ones), most recent first, one
@@ -54,7 +54,7 @@ class Support(dict):
         if name not in self and name in self.records:
             import phase
 
-            from gameplay.core.carddata import build_card_data
+            from gameplay.core.engine.carddata import build_card_data
 
             build_card_data([self.records[name]], phase.build_oracle_face, phase.build_oracle_face_multi,
                             on_card=lambda n, parts: self.__setitem__(name, parts))
@@ -129,8 +129,8 @@ def write_card_data(records: dict, decks: list[dict]) -> Path:
 
 
 def _play(job: dict) -> dict:
-    from gameplay.core.engine import PhaseEngine
-    from gameplay.core.gauntlet import expand, play_match
+    from gameplay.core.engine.adapter import PhaseEngine
+    from gameplay.core.matches.roundrobin import expand, play_match
 
     global _ENGINE
     if _ENGINE is None:

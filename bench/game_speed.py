@@ -45,8 +45,8 @@ def pct(values, q):
 
 def sample_positions(n: int) -> list[dict]:
     """Mid-game decisions worth searching, from Medium-vs-Medium games of the sample decks."""
-    from gameplay.core.players import worth_searching
-    from gameplay.core.pruning import prune_actions
+    from gameplay.core.matches.players import worth_searching
+    from gameplay.core.search.pruning import prune_actions
 
     eng = fixtures.engine()
     decks = fixtures.sample_decks()
@@ -75,7 +75,7 @@ def sample_positions(n: int) -> list[dict]:
 
 
 def engine_decisions(levels, games: int) -> dict:
-    from gameplay.core.players import EnginePlayer
+    from gameplay.core.matches.players import EnginePlayer
 
     eng = fixtures.engine()
     decks = fixtures.sample_decks()
@@ -103,7 +103,7 @@ def engine_decisions(levels, games: int) -> dict:
 
 
 def rollouts(positions, horizons, policy: str, per_position: int) -> dict:
-    from gameplay.core.engine import Game
+    from gameplay.core.engine.adapter import Game
     from gameplay.core.search.base import Budget, SearchConfig
     from gameplay.core.search.flat import FlatSearch
 
@@ -145,7 +145,7 @@ def copy_cost(positions) -> dict:
 
 
 def latency(positions, level: str) -> dict:
-    from gameplay.core.advisor import LEVELS, recommend
+    from gameplay.core.search.advisor import LEVELS, recommend
 
     eng = fixtures.engine()
     spec = LEVELS[level]
@@ -184,8 +184,8 @@ def latency(positions, level: str) -> dict:
 
 
 def scaling(positions, procs, seconds: float) -> dict:
-    from gameplay.core.advisor import recommend
-    from gameplay.core.parallel import shutdown_pools
+    from gameplay.core.search.advisor import recommend
+    from gameplay.core.search.parallel import shutdown_pools
     from gameplay.core.search.base import Budget, SearchConfig
 
     eng = fixtures.engine()

@@ -7,7 +7,7 @@ The yardstick (``--pool``, writes bench/results/game_strength.json):
 
 plays our players against the engine's VeryHard AI on the pool of `python -m bench.game_pool` (its close pairings and
 the mirrors), and the engine's own VeryHard AI in our seat on the same jobs (same decks, seats, deal and
-opponent): each pair of games is compared (``gameplay.core.strength``), the discordant pairs counted with a
+opponent): each pair of games is compared (``gameplay.core.matches.yardstick``), the discordant pairs counted with a
 two-sided sign test, win rates with 95% Wilson intervals, CPU seconds per game. The baseline's games are played
 once and shared by every player. ``--celery`` sends each game to the Celery workers (the task
 ``gameplay.strength_game``; the services stack's settings and broker), else ``--procs`` local processes.
@@ -22,7 +22,7 @@ swapping seats, so neither the deck nor the seat favours anyone (mono-red wins ~
 games). The decks are the four real lists whose every card the engine supports
 (MTG_DATA_DIR/game/phase_supported_pauper_decks.json); pair i plays the i-th of the 12 ordered deck
 pairs (cycled). The engine's card database is built from the real oracle corpus by our own
-conversion (gameplay.core.carddata), as the test fixtures do; no database is needed.
+conversion (gameplay.core.engine.carddata), as the test fixtures do; no database is needed.
 
 A draw or a game cut at --max-decisions counts half. Win rates come with a 95% Wilson interval.
 Seconds per game are CPU-seconds of one process (the whole game: both players and the engine).
@@ -51,7 +51,7 @@ TARGETS = {"Medium": 0.60, "VeryHard": 0.50}
 
 
 def wilson(wins: float, n: int) -> tuple[float, float]:
-    from gameplay.core.gauntlet import wilson as core_wilson
+    from gameplay.core.matches.roundrobin import wilson as core_wilson
 
     return core_wilson(wins, n)[1:]
 
@@ -143,7 +143,7 @@ def paired(games: list[dict], other: list[dict]) -> dict:
     """Game by game against another player's results on the same seeds, decks and seats: where the
     results differ (flips), which way. Far more sensitive than comparing win rates, since the decks and
     seats decide most games the same way for both."""
-    from gameplay.core.gauntlet import sign_test
+    from gameplay.core.matches.roundrobin import sign_test
 
     theirs = {game_key(g): g for g in other}
     out = {}
@@ -259,7 +259,7 @@ def main() -> int:
         games = sorted(merged.values(), key=lambda g: (OPPONENTS.index(g["opponent"]) if g["opponent"] in OPPONENTS else 99,
                                                        g["seed"], g["ours_seat"]))
         summary = summarize(games)
-        from gameplay.core import advisor
+        from gameplay.core.search import advisor
 
         level = args.ours.partition(":")[2] or "default"
         report = {"benchmark": "game_strength", "date": dt.datetime.now().isoformat(timespec="seconds"),
@@ -331,7 +331,7 @@ YARDSTICK = RESULTS / "game_strength.json"
 
 
 def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int, exclude=()) -> list[dict]:
-    from gameplay.core.strength import jobs
+    from gameplay.core.matches.yardstick import jobs
 
     rows = pool["pairings"]
     chosen = [p["pairing"] for p in rows if (which == "all") or (p["mirror"] if which == "mirrors" else p["close"])]
@@ -345,8 +345,8 @@ _POOL_ENGINE = None
 def play_pool_job(job: dict) -> dict:
     """One game of the yardstick in a local process, on the pool's card database."""
     global _POOL_ENGINE
-    from gameplay.core.engine import PhaseEngine
-    from gameplay.core.strength import play
+    from gameplay.core.engine.adapter import PhaseEngine
+    from gameplay.core.matches.yardstick import play
 
     if _POOL_ENGINE is None:
         _POOL_ENGINE = PhaseEngine(str(CARD_DATA))
@@ -401,7 +401,7 @@ def yardstick_svg(summary: dict, baseline: str) -> str:
 
 
 def yardstick(argv: list[str]) -> int:
-    from gameplay.core import strength
+    from gameplay.core.matches import yardstick as strength
 
     parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool")
     parser.add_argument("--pool", action="store_true")

@@ -49,8 +49,8 @@ def reason(exc: Exception) -> str:
 
 
 def run(games: int, every: int) -> dict:
-    from gameplay.core.engine import BadState, EngineError
-    from gameplay.core.players import EnginePlayer, RandomPlayer
+    from gameplay.core.engine.adapter import BadState, EngineError
+    from gameplay.core.matches.players import EnginePlayer, RandomPlayer
 
     eng = fixtures.engine()
     decks = fixtures.sample_decks()

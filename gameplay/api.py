@@ -8,6 +8,7 @@ on the page. Errors share the site's shape: ``{"errors": [{"message": ..., ...}]
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
@@ -18,6 +19,7 @@ from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from mtgsite import limits
 from mtgsite.guests import guest_key
 from drafts.api import _json_body
+from gameplay.core.engine.decks import sample_decks
 from gameplay import tasks
 from gameplay.play import PlayError, advice, choice, session
 from gameplay.models import PlayedGame
@@ -145,7 +147,7 @@ class SampleDecksView(SiteApi, APIView):
                                                       "and the opponents: use them as 'sample:<name>' and 'opponent'.")
     def get(self, request):
         return Response({"decks": [{"deck": f"sample:{k}", "name": choice.sample_label(k),
-                                    "main": v["main"], "format": v.get("format")} for k, v in choice.sample_decks().items()],
+                                    "main": v["main"], "format": v.get("format")} for k, v in sample_decks(settings.MTG_DATA_DIR).items()],
                          "opponents": [{"opponent": s, "name": n} for s, n in choice.opponent_choices()],
                          "levels": list(choice.search_levels()), "algorithms": list(choice.search_algorithms())})
 

@@ -19,8 +19,8 @@ from django.db.models import Max
 
 from decks.core.names import normalize_name
 from decks.models import Card
-from gameplay.core.carddata import build_card_data
-from gameplay.core.engine import PhaseEngine
+from gameplay.core.engine.carddata import build_card_data
+from gameplay.core.engine.adapter import PhaseEngine
 from gameplay.models import EngineCard
 
 ENGINE = "phase"

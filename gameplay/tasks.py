@@ -8,10 +8,12 @@ from django.conf import settings
 from django.core.cache import cache
 
 from gameplay.carddb import get_engine
-from gameplay.core import strength
-from gameplay.core.engine import PhaseEngine
-from gameplay.core.parallel import search_part as run_part
-from gameplay.core.selfplay import pool_decisions
+from gameplay.core.engine.adapter import PhaseEngine
+from gameplay.core.learning import active
+from gameplay.core.learning.network import evaluator_at
+from gameplay.core.matches import yardstick as strength
+from gameplay.core.search.parallel import search_part as run_part
+from gameplay.core.matches.selfplay import pool_decisions
 from gameplay.play import PROTOCOL_VERSION, advice, session
 from mtgsite.recovery import max_attempts
 
@@ -89,9 +91,9 @@ def enqueue_advice(game_id, revision: int, *, level=None, algorithm=None, second
 
 @shared_task(name="gameplay.search_part", soft_time_limit=300)
 def search_part(part: dict) -> dict:
-    """One part of a root-parallel search (``gameplay.core.parallel``) on this worker's engine: its root
+    """One part of a root-parallel search (``gameplay.core.search.parallel``) on this worker's engine: its root
     statistics, which the caller sums with its own."""
-    return run_part(get_engine(), part)
+    return run_part(get_engine(), part, load_evaluator=evaluator_at, leaf_model=active.value_model)
 
 
 def spread_over_workers(parts: list[dict]) -> list:

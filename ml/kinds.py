@@ -42,6 +42,7 @@ class Kind:
 
 
 _KINDS: dict[str, Kind] = {}
+_ALIASES: dict[str, str] = {}  # a kind's old name -> its name now (kept for one release by the owning app)
 
 
 def register(kind: Kind) -> Kind:
@@ -49,8 +50,18 @@ def register(kind: Kind) -> Kind:
     return kind
 
 
+def alias(old: str, new: str) -> None:
+    """``old`` names the kind ``new`` (a renamed kind, for one release): ``get`` and ``renamed`` know it."""
+    _ALIASES[old] = new
+
+
+def renamed(name: str) -> str | None:
+    """The kind's name now when ``name`` is an old one (``alias``), else None."""
+    return _ALIASES.get(name)
+
+
 def get(name: str) -> Kind | None:
-    return _KINDS.get(name)
+    return _KINDS.get(_ALIASES.get(name, name))
 
 
 def trainable() -> list[str]:

@@ -8,7 +8,7 @@ class ModelVersion(models.Model):
         ("deck_diffusion", "Deck completion diffusion"),
         ("deck_masked", "Deck completion: masked diffusion + retrieval"),
         ("draft_bot", "Draft bot"),
-        ("game_policy", "Game policy/value"),
+        ("game_value", "Game value model (the search's learned leaf and win estimate)"),
         ("game_policy_net", "Game policy/value network (search prior and leaf value)"),
     ]
     kind = models.CharField(max_length=30, choices=KINDS, db_index=True)

@@ -63,7 +63,7 @@ class TrainForm(forms.Form):
 
 
 class UploadForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(k, v) for k, v in ModelVersion.KINDS if k != "game_policy"])
+    kind = forms.ChoiceField(choices=[(k, v) for k, v in ModelVersion.KINDS if k != "game_value"])
     scope = forms.CharField(required=False, max_length=40, help_text="Draft bots: FAMILY:SET.")
     config = JSONField(widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
                        help_text="The version's config JSON: the tensors are checked against it.")

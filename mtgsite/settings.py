@@ -307,7 +307,7 @@ GAME_API_ADVICE_MAX_SECONDS = float(env("GAME_API_ADVICE_MAX_SECONDS", "5"))
 # sums their root statistics with its own. Off on the embedded stack (eager tasks would run in turn).
 GAME_ADVICE_SPREAD_PARTS = int(env("GAME_ADVICE_SPREAD_PARTS", "1" if STACK == "services" else "0"))
 GAME_ADVICE_SPREAD_MIN_SECONDS = float(env("GAME_ADVICE_SPREAD_MIN_SECONDS", "10"))
-# The game review (gameplay.review, gameplay.core.review.ReviewSettings): the advisor level and search budget
+# The game review (gameplay.review, gameplay.core.matches.decision_review.ReviewSettings): the advisor level and search budget
 # of each reviewed decision (seconds, simulations per candidate move), how many decisions at most, and the value
 # gap that marks a mistake.
 GAME_REVIEW_LEVEL = env("GAME_REVIEW_LEVEL", "flat")

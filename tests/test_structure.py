@@ -98,6 +98,25 @@ def test_pure_code_imports_no_django_and_no_shell(graph):
     assert not bad, f"pure cores importing the shell or Django: {bad}"
 
 
+GAME_LAYERS = ("engine", "search", "learning", "matches")  # gameplay.core's subpackages, lowest first
+
+
+def game_layer(module: str) -> int | None:
+    parts = module.split(".")
+    return GAME_LAYERS.index(parts[2]) if parts[:2] == ["gameplay", "core"] and len(parts) > 2 else None
+
+
+def test_the_game_core_layers_import_one_way(graph):
+    """gameplay.core is engine -> search -> learning -> matches: a package imports only itself and those before it
+    (the search is passed its learned models, never looks them up), and no module sits beside the packages."""
+    g, _ = graph
+    loose = [m for m in g if m.startswith("gameplay.core.") and m.split(".")[2] not in GAME_LAYERS]
+    assert not loose, f"gameplay.core modules outside its subpackages: {loose}"
+    up = [(a, b) for a, b in g.edges if game_layer(a) is not None and game_layer(b) is not None
+          and game_layer(b) > game_layer(a)]
+    assert not up, f"gameplay.core imports against the layers ({' -> '.join(GAME_LAYERS)}): {up}"
+
+
 def test_every_function_level_import_says_why(graph):
     _, inner = graph
     bare = []
@@ -126,7 +145,7 @@ def test_tests_mirror_the_code():
     tests = ROOT / "tests"
     bad = []
     for app in APPS:
-        for path in sorted((tests / app / "core").glob("*.py")):
+        for path in sorted((tests / app / "core").rglob("*.py")):
             source = path.read_text()
             if re.search(r"^\s*(from|import)\s+(django|rest_framework|channels)\b|django_db|\bclient\b", source, re.M):
                 bad.append(str(path.relative_to(ROOT)))

@@ -18,7 +18,9 @@ CARD_DATA = ROOT / "var" / "bench" / "game-pool-card-data.json"
 
 
 def sample_decks() -> dict:
-    return json.loads((data_dir() / "game" / "phase_supported_pauper_decks.json").read_text(encoding="utf-8"))
+    from gameplay.core.engine.decks import sample_decks as read_sample_decks
+
+    return read_sample_decks(data_dir())
 
 
 def deck_list(decks: dict, name: str) -> list[str]:
@@ -47,7 +49,7 @@ _ENGINE = None
 def engine():
     global _ENGINE
     if _ENGINE is None:
-        from gameplay.core.engine import PhaseEngine
+        from gameplay.core.engine.adapter import PhaseEngine
 
         path = str(card_data_path())
         _ENGINE = PhaseEngine(path)
@@ -59,7 +61,7 @@ def save_card_data(records: list[dict], path: Path) -> Path:
     """The engine's card database of these oracle records, built by our conversion, written to ``path``."""
     import phase
 
-    from gameplay.core.carddata import build_card_data
+    from gameplay.core.engine.carddata import build_card_data
 
     data = build_card_data(records, phase.build_oracle_face, phase.build_oracle_face_multi)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,8 +110,8 @@ def clairvoyant(state, observer, rng):
 
 def play_one(job: dict) -> dict:
     """One game (runs in a worker process)."""
-    from gameplay.core.engine import determinize
-    from gameplay.core.players import make_player, play_game
+    from gameplay.core.engine.adapter import determinize
+    from gameplay.core.matches.players import make_player, play_game
     from gameplay.core.search import base as search_base
 
     search_base.determinize = clairvoyant if job.get("oracle") else determinize

@@ -1,20 +1,19 @@
 """The game's pure core: no Django, Celery or Channels (plain Python and numpy; ``phase``, torch and
 matplotlib are loaded where they are used).
 
-Imports run one way, down this list: a module imports only modules above it (as listed in brackets).
+Four packages; imports run one way, down this list (a package imports only itself and those above it;
+``tests/test_structure.py`` checks it):
 
-- ``carddata``, ``seatview``: card-data conversion, what one seat may see (nothing here);
-- ``engine``: the rules-engine interface and its phase.rs implementation (nothing here);
-- ``pruning``: equivalent actions collapsed (engine);
-- ``value``: a position's value, the engine's evaluation squashed or the learned model (engine);
-- ``search/``: ``base``, then ``flat``, ``mcts``, ``minimax``, then ``algorithms`` (engine, pruning,
-  value);
-- ``parallel``: root parallelism over processes or a spread function (engine, search);
-- ``advisor``: ``recommend``, the entry point, and the ``LEVELS`` (engine, pruning, value, search,
-  parallel);
-- ``players``: random, engine and search players, ``make_player`` (engine, pruning, search, advisor);
-- ``selfplay``: engine-vs-engine positions that train the value (engine, value);
-- ``gauntlet``: round robins between decks and their statistics (engine, players).
+- ``engine``: the rules-engine interface and its phase.rs adapter, card-data conversion, what one seat may
+  see, the sample decks;
+- ``search``: how a position is scored (``evaluation``: the ``Evaluator`` protocol and the engine's
+  evaluation squashed), equivalent actions pruned, flat Monte Carlo, MCTS/PUCT and minimax, root
+  parallelism, and the advisor's entry point ``advisor.recommend`` with the levels;
+- ``learning``: the value model, the policy/value network, and ``active``: the versions the shell's
+  registry names (the one place that remembers them);
+- ``matches``: players, self-play (it plays search players), round robins between decks and their
+  statistics, the yardstick, the review of a played game.
 
-A learned evaluator plugs into the search from below (``value``), never the other way round.
+A learned model reaches the search as an argument (``recommend(evaluator=..., leaf_model=...)``), passed by
+a caller above it; the search never imports ``learning``.
 """

@@ -7,5 +7,5 @@
 - :mod:`gameplay.gauntlet.views`, :mod:`gameplay.gauntlet.urls` (under /games/gauntlet/),
   :mod:`gameplay.gauntlet.admin` (imported by ``gameplay.admin``).
 
-The pure part (schedule, results matrix, card statistics) is ``gameplay.core.gauntlet``.
+The pure part (schedule, results matrix, card statistics) is ``gameplay.core.matches.roundrobin``.
 """

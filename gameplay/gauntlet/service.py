@@ -14,13 +14,11 @@ and the run carries on.
 """
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing
 import random
 import re
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -31,17 +29,17 @@ from decks.core.decklist import parse_decklist
 from decks.models import Deck
 from decks.services import card_index, parsed_from_deck
 from gameplay import carddb
-from gameplay.core import gauntlet as core
-from gameplay.core.advisor import LEVELS
-from gameplay.core.engine import DIFFICULTIES
-from gameplay.core.players import make_player
+from gameplay.core.matches import roundrobin as core
+from gameplay.core.search.advisor import LEVELS
+from gameplay.core.engine.adapter import DIFFICULTIES
+from gameplay.core.engine.decks import sample_decks
+from gameplay.core.matches.players import make_player
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
 from mtgsite import recovery
 
 log = logging.getLogger(__name__)
 
-SAMPLE_FILE = ("game", "phase_supported_pauper_decks.json")
 MIN_MAIN = 40
 MAX_DECKS = 16
 FINISHED = ("done", "error")
@@ -58,16 +56,8 @@ class GauntletError(Exception):
 
 # --- decks -----------------------------------------------------------------------------------
 
-def sample_decks() -> dict[str, dict]:
-    """The four real decks whose every card the engine supports (MTG_DATA_DIR/game/...)."""
-    path = Path(settings.MTG_DATA_DIR).joinpath(*SAMPLE_FILE)
-    if not path.exists():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def sample_deck(name: str) -> dict:
-    decks = sample_decks()
+    decks = sample_decks(settings.MTG_DATA_DIR)
     if name not in decks:
         raise GauntletError(f"No sample deck {name!r}" + (f"; there are: {', '.join(sorted(decks))}" if decks else
                                                            " (the sample decks file is missing; set MTG_DATA_DIR)"))

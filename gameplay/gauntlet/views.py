@@ -13,7 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from decks.models import Deck
-from gameplay.core import gauntlet as core
+from gameplay.core.matches import roundrobin as core
+from gameplay.core.engine.decks import sample_decks
 from gameplay.gauntlet import service, tasks
 from gameplay.gauntlet.models import GauntletRun
 from mtgsite.staff import staff_only
@@ -45,7 +46,7 @@ class GauntletForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["sample"].choices = [(n, n.replace("_", " ")) for n in sorted(service.sample_decks())]
+        self.fields["sample"].choices = [(n, n.replace("_", " ")) for n in sorted(sample_decks(settings.MTG_DATA_DIR))]
         self.fields["saved"].choices = _saved_choices()
 
     def decks(self) -> list[dict]:
@@ -76,7 +77,7 @@ def gauntlet_list(request):
                 messages.success(request, f"Gauntlet #{run.pk} started: {run.total} games.")
                 return redirect("gauntlet-detail", run_id=run.pk)
     else:
-        form = GauntletForm(initial={"sample": sorted(service.sample_decks())})
+        form = GauntletForm(initial={"sample": sorted(sample_decks(settings.MTG_DATA_DIR))})
     runs = GauntletRun.objects.select_related("created_by")[:50]
     status = 400 if request.method == "POST" else 200
     return render(request, "gameplay/gauntlet_list.html", {

@@ -16,12 +16,13 @@ from typing import Any, Callable
 from django.conf import settings
 from django.db import DatabaseError
 
-from gameplay.core import advisor
-from gameplay.core.value import position_estimate
-from gameplay.core.engine import BadState, EngineError, EnginePanic, determinize
+from gameplay.core.search import advisor
+from gameplay.core.learning import active
+from gameplay.core.learning.value import position_estimate
+from gameplay.core.engine.adapter import BadState, EngineError, EnginePanic, determinize
 from gameplay.core.search.algorithms import ALGORITHMS
 from gameplay.core.search.base import Budget
-from gameplay.core.seatview import hidden_names, recommendation_dict
+from gameplay.core.engine.seatview import hidden_names, recommendation_dict
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError
 from gameplay.play.session import advice_wanted, get_engine, load_game, send_to_game
@@ -137,7 +138,8 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     try:
         workers, spread = spread_for(budget) if spread_for is not None else (1, None)
         rec = advisor.recommend(search_game, seat, algorithm=algorithm, budget=budget, seed=rng.randrange(2 ** 31),
-                               workers=workers, spread=spread, on_progress=on_progress, config=config)
+                               workers=workers, spread=spread, on_progress=on_progress, config=config,
+                               **active.search_models())
     except AdviceCancelled:
         return None
     except EnginePanic as exc:
@@ -157,7 +159,7 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
 def _position_estimate(engine, state, seat, rng) -> float | None:
     """The learned value model's P(win) of the position for ``seat``, on re-dealt copies (never the
     real hidden cards); None without a model."""
-    estimate = position_estimate(engine, state, seat, rng)
+    estimate = position_estimate(engine, state, seat, rng, model=active.value_model)
     return None if estimate is None else round(estimate, 4)
 
 
@@ -187,7 +189,7 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
     try:
         workers, spread = spread_for(budget) if spread_for is not None else (1, None)
         rec = advisor.recommend(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
-                               spread=spread, config=config)
+                               spread=spread, config=config, **active.search_models())
     except EnginePanic as exc:
         raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
     except (EngineError, ValueError) as exc:

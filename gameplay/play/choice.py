@@ -5,22 +5,20 @@ it into the engine's card names, or into the problems (unknown or unsupported ca
 """
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
 from decks.models import Deck
 from gameplay import carddb
-from gameplay.core.advisor import LEVELS
-from gameplay.core.engine import DIFFICULTIES
+from gameplay.core.search.advisor import LEVELS
+from gameplay.core.engine.adapter import DIFFICULTIES
+from gameplay.core.engine.decks import sample_decks
 from gameplay.core.search.algorithms import ALGORITHMS
 from gameplay.play import PlayError
 
 MIN_DECK, MAX_DECK = 40, 250
-SAMPLE_FILE = Path("game") / "phase_supported_pauper_decks.json"
 OPPONENTS = [
     ("engine:VeryEasy", "Engine AI · very easy"),
     ("engine:Easy", "Engine AI · easy"),
@@ -55,31 +53,15 @@ class DeckProblem(PlayError):
 
 # --- decks -------------------------------------------------------------------------------------------
 
-_samples: dict = {}
-
-
-def sample_decks() -> dict[str, dict]:
-    """The sample decks (MTG_DATA_DIR/game/phase_supported_pauper_decks.json), every card supported."""
-    path = Path(settings.MTG_DATA_DIR) / SAMPLE_FILE
-    try:
-        stamp = path.stat().st_mtime
-    except OSError:
-        return {}
-    if _samples.get("key") != (str(path), stamp):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        _samples.update(key=(str(path), stamp), decks=data)
-    return _samples["decks"]
-
-
 def sample_label(key: str) -> str:
-    deck = sample_decks().get(key) or {}
+    deck = sample_decks(settings.MTG_DATA_DIR).get(key) or {}
     words = key.replace("_", " ")
     return f"{words[:1].upper()}{words[1:]} ({deck['format']})" if deck.get("format") else words
 
 
 def deck_choices(user=None) -> list[tuple[str, str]]:
     """(spec, label) for the new-game form: the sample decks, then the person's saved decks."""
-    out = [(f"sample:{k}", f"Sample · {sample_label(k)}") for k in sample_decks()]
+    out = [(f"sample:{k}", f"Sample · {sample_label(k)}") for k in sample_decks(settings.MTG_DATA_DIR)]
     if user is not None and user.is_authenticated:
         for deck in Deck.objects.filter(owner=user).order_by("-id")[:50]:
             out.append((f"deck:{deck.pk}", f"Saved · {deck}"))
@@ -103,9 +85,9 @@ def resolve_deck(spec: Any, which: str) -> tuple[str, list[list]]:
         raise PlayError(f"{which}: choose a deck as 'sample:<name>', 'deck:<id>' or {{\"main\": [[card, count], ...]}}")
     kind, _, arg = spec.partition(":")
     if kind == "sample":
-        deck = sample_decks().get(arg)
+        deck = sample_decks(settings.MTG_DATA_DIR).get(arg)
         if deck is None:
-            raise PlayError(f"{which}: no sample deck {arg!r}; choose one of {', '.join(sample_decks()) or '(none found)'}")
+            raise PlayError(f"{which}: no sample deck {arg!r}; choose one of {', '.join(sample_decks(settings.MTG_DATA_DIR)) or '(none found)'}")
         return sample_label(arg), [[n, c] for n, c in deck["main"]]
     if kind == "deck":
         if not re.fullmatch(r"[0-9]{1,18}", arg):

@@ -33,9 +33,9 @@ from django.core.cache import cache
 from django.db import transaction
 
 from gameplay import carddb
-from gameplay.core.players import make_player
-from gameplay.core.engine import MAIN_PHASES, Action, BadState, EngineError, EnginePanic, Game, IllegalAction
-from gameplay.core.seatview import humanize, log_entries
+from gameplay.core.matches.players import make_player
+from gameplay.core.engine.adapter import MAIN_PHASES, Action, BadState, EngineError, EnginePanic, Game, IllegalAction
+from gameplay.core.engine.seatview import humanize, log_entries
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError
 from gameplay.play.choice import DeckProblem, check_deck, check_opponent, opponent_label, resolve_deck
@@ -105,7 +105,7 @@ def _stack_empty(game: Game) -> bool:
     return game.stack_size() == 0
 
 
-# --- what the person sees: gameplay.core.seatview -----------------------------------------------------
+# --- what the person sees: gameplay.core.engine.seatview -----------------------------------------------------
 
 def _log_entries(raw: list[tuple], row: PlayedGame, state: dict) -> list[dict]:
     last_turn = next((e.get("turn") for e in reversed(row.log) if e.get("turn") is not None), None)

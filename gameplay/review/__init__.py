@@ -5,5 +5,5 @@
 - :mod:`gameplay.review.tasks`: the Celery job ``gameplay.review_game`` and the workers' sweep.
 - :mod:`gameplay.review.views`: the page ``/games/<id>/review/`` and ``/api/games/<id>/review`` (the owner only).
 
-The pure part is ``gameplay.core.review``.
+The pure part is ``gameplay.core.matches.decision_review``.
 """

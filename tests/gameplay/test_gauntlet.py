@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from gameplay.core.engine import EnginePanic
+from gameplay.core.engine.adapter import EnginePanic
 from gameplay.gauntlet import service, tasks
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.gauntlet.tasks import play_gauntlet_game
@@ -65,7 +65,7 @@ def test_a_real_gauntlet_through_celery_tasks(game_catalogue, eager_tasks, djang
 
 def test_an_engine_panic_is_recorded_and_the_run_carries_on(game_catalogue, eager_tasks, monkeypatch,
                                                             django_capture_on_commit_callbacks):
-    from gameplay.core import gauntlet as core
+    from gameplay.core.matches import roundrobin as core
 
     real = core.play_game
     calls = []
@@ -108,11 +108,11 @@ def test_the_command_plays_here_and_writes_json_and_heatmap(game_catalogue, tmp_
 
 
 def test_the_command_with_a_process_pool_and_a_deck_file(game_catalogue, tmp_path, capsys):
-    from tests.gameplay.conftest import _sample_decks
+    from tests.gameplay.conftest import sample_deck_lists
 
     lists = []
     for name in ("mono_red_aggro", "dimir_terror"):
-        lists.append(f"Name: {name} from a file\n" + "\n".join(f"{c} {n}" for n, c in _sample_decks()[name]["main"]))
+        lists.append(f"Name: {name} from a file\n" + "\n".join(f"{c} {n}" for n, c in sample_deck_lists()[name]["main"]))
     deck_file = tmp_path / "decks.txt"
     deck_file.write_text("\n\n".join(lists))
     call_command("gauntlet", deck_file=[str(deck_file)], games=2, player="engine:VeryEasy", max_decisions=20,

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from gameplay.play import PlayError, advice, choice, session
-from gameplay.core.engine import BadState, EnginePanic, Game, IllegalAction
+from gameplay.core.engine.adapter import BadState, EnginePanic, Game, IllegalAction
 from gameplay.models import PlayedGame
 from tests.gameplay.conftest import deck_list
 from tests.gameplay.play_fixtures import ThinkingPlayer, play_to_a_choice
@@ -198,7 +198,7 @@ def test_the_ai_plays_its_own_choice_even_where_the_offered_list_is_shorter(game
     # legal_actions lists singletons and "all" for attacks, one blocker per attacker, and so on; the
     # engine's AI picks among more. The site's engine opponent must play its own choice, not the
     # first offered action instead (which it did: a weaker opponent than the one it is named after).
-    from gameplay.core.players import EnginePlayer
+    from gameplay.core.matches.players import EnginePlayer
 
     game = session.get_engine().new_game(deck_list("dimir_terror"), deck_list("mono_red_aggro"), seed=203, first_player=0)
     players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
@@ -225,7 +225,7 @@ def _unreadable_game():
     """A real game (dimir against mono-red, the engine's Easy and Medium AIs) with its moves recorded
     as the service records them, played on to a decision of seat 0 whose state phase.rs writes but
     cannot read back (an Offspring token's triggers); (row, game), the row saved with that state."""
-    from gameplay.core.players import EnginePlayer
+    from gameplay.core.matches.players import EnginePlayer
 
     _, human_main = choice.resolve_deck("sample:dimir_terror", "your deck")
     _, ai_main = choice.resolve_deck("sample:mono_red_aggro", "the AI's deck")

@@ -14,8 +14,8 @@ from django.utils import timezone
 from gameplay.models import PlayedGame
 from gameplay.review import service
 from gameplay.review.models import GameReview
-from tests.gameplay.conftest import _sample_decks, deck_list
-from tests.gameplay.core.test_review_core import never_seen
+from tests.gameplay.conftest import sample_deck_lists, deck_list
+from tests.gameplay.core.matches.test_decision_review import never_seen
 from tests.gameplay.play_fixtures import advice_worker, game_env  # noqa: F401 - fixtures
 from tests.leaks import assert_no_leak
 
@@ -26,7 +26,7 @@ def finished_game(owner=None, session_key: str = "", seed: int = 23) -> tuple[Pl
     """A whole game (the engine's Easy AI in the person's seat, VeryEasy opposite) stored as the site stores one:
     decks, seed, first player and every move; and the names of the AI's cards the person never saw."""
     from gameplay import carddb
-    from gameplay.core.players import EnginePlayer, play_game
+    from gameplay.core.matches.players import EnginePlayer, play_game
 
     engine = carddb.get_engine()
     game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=seed, first_player=0)
@@ -35,7 +35,7 @@ def finished_game(owner=None, session_key: str = "", seed: int = 23) -> tuple[Pl
               on_decision=lambda g, seat, action: moves.append([seat, action.key]))
     state = game.state()
     winner = (game.result() or {}).get("winner")
-    decks = _sample_decks()
+    decks = sample_deck_lists()
     row = PlayedGame.objects.create(
         owner=owner, session_key=session_key, human_deck_name="Mono red", human_deck=decks["mono_red_aggro"]["main"],
         ai_deck_name="Dimir", ai_deck=decks["dimir_terror"]["main"], opponent="engine:VeryEasy", human_seat=0,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gameplay.core import strength
-from tests.gameplay.conftest import _sample_decks
+from gameplay.core.matches import yardstick as strength
+from tests.gameplay.conftest import sample_deck_lists
 from tests.gameplay.play_fixtures import advice_worker, game_env  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -15,7 +15,7 @@ def test_a_worker_plays_the_same_game_as_a_local_process(game_env, advice_worker
     from gameplay import carddb
     from gameplay.tasks import strength_game
 
-    cards = {name: deck["main"] for name, deck in _sample_decks().items()}
+    cards = {name: deck["main"] for name, deck in sample_deck_lists().items()}
     job = strength.jobs([("mono_red_aggro", "dimir_terror")], seeds=1, seed=77, opponent="engine:Easy",
                         max_decisions=80)[2]
     # the test waits like the bench does, outside any task; an eager task run earlier in the suite may leave

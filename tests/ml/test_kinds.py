@@ -14,8 +14,8 @@ ML = Path(settings.BASE_DIR) / "ml"
 
 def test_every_app_registers_its_kinds():
     owners = {name: kinds.get(name).train.__module__ for name in kinds.trainable()}
-    assert owners == {"draft_bot": "drafts.training", "game_policy": "gameplay.training",
-                      "game_policy_net": "gameplay.policy_training",
+    assert owners == {"draft_bot": "drafts.training", "game_value": "gameplay.training.value",
+                      "game_policy_net": "gameplay.training.policy",
                       "card_embeddings": "decks.embeddings.training", "deck_masked": "decks.completion.training",
                       "deck_diffusion": "decks.completion.training"}
     assert all(kinds.get(name).evaluate is not None for name in owners)

@@ -100,14 +100,14 @@ def test_expected_shapes_per_kind():
         expected_shapes("card_embeddings", {"dim": 8})
     with pytest.raises(ConfigError, match="unknown draft bot format"):
         expected_shapes("draft_bot", {"format": "pickle"})
-    policy = expected_shapes("game_policy", {"hidden": [32]})
+    policy = expected_shapes("game_value", {"hidden": [32]})
     assert policy["layer0.weight"] == (32, 36) and policy["layer1.weight"] == (1, 32) and policy["mean"] == (36,)
     with pytest.raises(ConfigError, match="lacks hidden"):
-        expected_shapes("game_policy", {})
-    with pytest.raises(ConfigError, match="widths"):
-        expected_shapes("game_policy", {"hidden": ["wide"]})
-    with pytest.raises(ConfigError, match="not supported"):
         expected_shapes("game_value", {})
+    with pytest.raises(ConfigError, match="widths"):
+        expected_shapes("game_value", {"hidden": ["wide"]})
+    with pytest.raises(ConfigError, match="not supported"):
+        expected_shapes("game_oracle", {})
 
 
 def test_the_shipped_weights_match_their_configs():

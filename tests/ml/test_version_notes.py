@@ -15,8 +15,8 @@ def test_notes_describe_each_kind():
     assert describe_version("card_embeddings", "", {"classifier_top1_noisy": 0.99937}, {"cards": 34855}, 18_778_068) == (
         "Card embeddings (Doc2Vec + card classifier) · trained on 34,855 cards · 18.8 MB · "
         "card classifier top-1 on noisy vectors 0.999")
-    assert describe_version("game_policy", "", {"valid_log_loss": 0.3012}, {"games": 165}, 6532) == (
-        "Game policy/value · trained on 165 self-play games · 6.5 kB · validation log-loss 0.301")
+    assert describe_version("game_value", "", {"valid_log_loss": 0.3012}, {"games": 165}, 6532) == (
+        "Game value model (the search's learned leaf and win estimate) · trained on 165 self-play games · 6.5 kB · validation log-loss 0.301")
     assert describe_version("draft_bot", "archetype:TST", {}, {}, 0) == "Draft bot archetype:TST · 0.1 kB"
 
 

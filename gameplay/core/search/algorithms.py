@@ -4,7 +4,7 @@ Imports engine, the search's base and its three algorithms only.
 """
 from __future__ import annotations
 
-from gameplay.core.engine import Game
+from gameplay.core.engine.adapter import Game
 from gameplay.core.search.base import Search
 from gameplay.core.search.flat import FlatSearch
 from gameplay.core.search.mcts import MCTSSearch

@@ -3,24 +3,25 @@
 ``Search`` holds one decision's search: the game snapshotted once, an ensemble of determinizations
 (the opponent's hand and both libraries re-dealt from what ``seat`` cannot see, a new engine seed;
 each re-dealt once), the engine AIs that play both seats in the tree and in rollouts, the leaf value
-(``gameplay.core.value``), the root's edges with their statistics per determinization, the engine's
+(``gameplay.core.search.evaluation``), the root's edges with their statistics per determinization, the engine's
 choice as the prior and the default to beat, progress, and the answer (``Recommendation``). An
 algorithm (``flat``, ``mcts``, ``minimax``) is a subclass that fills in ``_run``: it spends the budget
 adding values to the root edges; how the best edge is picked from them it may refine (``_leader``).
 
 The engine is slow (a copy is ``state()`` + ``load()``, 20-60 ms; a two-turn rollout 0.2-0.5 s),
 so: the game is snapshotted once, each determinization once; a simulation loads one and
-replays a handful of actions; equivalent actions are pruned (``gameplay.core.pruning``); forced
+replays a handful of actions; equivalent actions are pruned (``gameplay.core.search.pruning``); forced
 decisions are never searched; the engine's own attack/block prompts already restrict attacker
 subsets. A search never touches the game it is given.
 
 A learned evaluator plugs in from outside (``evaluator``: any object with ``predict(state, seat, actions) ->
-(a probability per action, P(seat wins))``, e.g. ``gameplay.core.policy.NetEvaluator``): its prior replaces the engine's choice as the
+(a probability per action, P(seat wins))``, ``gameplay.core.search.evaluation.Evaluator``, e.g. ``gameplay.core.learning.network.NetEvaluator``): its prior replaces the engine's choice as the
 PUCT prior (the engine's choice stays the default to beat) and orders the candidates ``max_candidates`` keeps,
 and its value scores the leaves where the tree stops (``net_rollout``: after the rollout instead). An engine error inside a simulation
 (a panic, an action the engine refuses) drops that simulation and the search goes on.
 
-Imports engine, pruning and value only.
+Imports the engine, ``search.pruning`` and ``search.evaluation`` only: a learned model is passed in
+(``evaluator``; ``leaf_model`` for ``leaf="learned"``), never looked up.
 """
 from __future__ import annotations
 
@@ -29,10 +30,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from gameplay.core.engine import (DIFFICULTIES, GAME_OVER, MAIN_PHASES, Action, EngineError, Game, IllegalAction,
+from gameplay.core.engine.adapter import (DIFFICULTIES, GAME_OVER, MAIN_PHASES, Action, EngineError, Game, IllegalAction,
                                   determinize)
-from gameplay.core.pruning import ObjectLookup, prune_actions, signature
-from gameplay.core.value import default_model, win_probability
+from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
+from gameplay.core.search.evaluation import Evaluator, LeafModelSource, win_probability
 
 LEAVES = ("engine", "learned")
 
@@ -81,7 +82,8 @@ class SearchConfig:
     max_steps: int = 800                 # a rollout longer than this many decisions is cut
     rescue_policy: str | None = None     # the AI that takes over a seat whose cheap policy stalls (see _policy)
     leaf: str = "engine"                 # what scores a cut rollout: "engine" (its evaluation, squashed) or
-                                         # "learned" (gameplay.core.value's model; bench/eval_quality.py)
+                                         # "learned" (the value model the caller passes as leaf_model;
+                                         # bench/eval_quality.py)
     net_rollout: bool = False            # with an evaluator: play the rollout before its value (else none)
 
     def __post_init__(self):
@@ -183,7 +185,7 @@ def priors(actions: list[Action], favourite: str | None, weight: float) -> list[
 class Search:
     """One decision's search: everything but the algorithm, which a subclass supplies (``_run``).
 
-    Use ``gameplay.core.advisor.recommend`` unless you need the pieces; ``make_search``
+    Use ``gameplay.core.search.advisor.recommend`` unless you need the pieces; ``make_search``
     (``gameplay.core.search.algorithms``) builds the subclass for an algorithm's name.
     """
 
@@ -192,11 +194,15 @@ class Search:
     def __init__(self, game: Game, seat: int, *, budget: Budget | None = None, seed: int = 0,
                  config: SearchConfig | None = None, on_progress: Callable[[Recommendation], None] | None = None,
                  hint: Action | None = None, state: dict | None = None, actions: list[Action] | None = None,
-                 include: list[Action] | None = None, evaluator=None):
+                 include: list[Action] | None = None, evaluator: Evaluator | None = None,
+                 leaf_model: LeafModelSource | None = None):
         self.engine = game.engine
         self.evaluator = evaluator
         self.seat = seat
         self.cfg = config or SearchConfig()
+        if self.cfg.leaf == "learned" and leaf_model is None:
+            raise ValueError("leaf='learned' needs the value model: pass leaf_model (e.g. learning.active.value_model)")
+        self.leaf_model = leaf_model
         self.budget = budget or Budget(seconds=1.0)
         if self.budget.seconds is None and self.budget.simulations is None:
             self.budget = Budget(simulations=16)
@@ -283,7 +289,7 @@ class Search:
         if self.evaluator is not None:
             return self.evaluator.predict(game.state(), self.seat, [])[1]
         if self.cfg.leaf == "learned":
-            return default_model().win_probability(game.state(), self.seat, game.evaluate(self.seat),
+            return self.leaf_model().win_probability(game.state(), self.seat, game.evaluate(self.seat),
                                                         game.evaluate(1 - self.seat))
         return win_probability(game.evaluate(self.seat))
 

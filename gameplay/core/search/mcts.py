@@ -6,7 +6,7 @@ engine seed) owns its own subtree below a shared root whose statistics are summe
 The opponent's decisions inside the tree and both sides' decisions in rollouts are the engine's
 cheap AI; rollouts stop after ``horizon`` turns and are scored by the leaf value (the engine's
 evaluation squashed to a win probability, or the learned model; a finished game scores 1 / 0 / 0.5).
-The engine's stronger AI choice is the PUCT prior, or a learned evaluator's prior (``gameplay.core.policy``),
+The engine's stronger AI choice is the PUCT prior, or a learned evaluator's prior (``gameplay.core.learning.network``),
 whose value then scores the leaves (``Search``).
 
 Imports the search's base only.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from gameplay.core.engine import GAME_OVER, Action, Game
-from gameplay.core.pruning import prune_actions
+from gameplay.core.engine.adapter import GAME_OVER, Action, Game
+from gameplay.core.search.pruning import prune_actions
 from gameplay.core.search.base import SIM_ERRORS, Edge, Search
 
 

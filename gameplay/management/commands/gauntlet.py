@@ -3,10 +3,12 @@ import json
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.management.importing import progress
-from gameplay.core import gauntlet as core
+from gameplay.core.matches import roundrobin as core
+from gameplay.core.engine.decks import sample_decks
 from gameplay.gauntlet import service, tasks
 from gameplay.gauntlet.models import GauntletRun
 
@@ -89,7 +91,7 @@ class Command(BaseCommand):
         decks = []
         names = [n.strip() for n in opts["decks"].split(",") if n.strip()]
         if names == ["sample"]:
-            names = sorted(service.sample_decks())
+            names = sorted(sample_decks(settings.MTG_DATA_DIR))
             if not names:
                 raise service.GauntletError("the sample decks file is missing (set MTG_DATA_DIR)")
         decks += [service.sample_deck(n) for n in names]

@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from decks.management.importing import progress
-from ml import training
+from ml import kinds, training
 from ml.kinds import TrainingError
 from ml.models import ModelVersion
 from ml.registry import RegistryError, activate_version, delete_version, rollback, upload_version
@@ -83,6 +83,7 @@ class Command(BaseCommand):
     # --- actions -------------------------------------------------------------------------------------------
     def do_list(self, kind=None, **_):
         qs = ModelVersion.objects.order_by("kind", "scope", "-version")
+        kind = self._kind(kind)
         if kind:
             qs = qs.filter(kind=kind)
         if not qs.exists():
@@ -95,6 +96,7 @@ class Command(BaseCommand):
                               f"{v.weights_bytes / 1e6:7.2f} MB  {shown}")
 
     def do_train(self, kind, scope="", quick=False, activate=False, params=None, queue=False, **_):
+        kind = self._kind(kind)
         try:
             training.validate(kind, scope)
         except TrainingError as exc:
@@ -118,6 +120,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"{version} is now active"))
 
     def do_rollback(self, kind, scope="", **_):
+        kind = self._kind(kind)
         try:
             version = rollback(kind, scope, user="manage.py models")
         except RegistryError as exc:
@@ -136,6 +139,7 @@ class Command(BaseCommand):
     def do_upload(self, file, kind, scope="", config=None, notes="", activate=False, **_):
         if not Path(file).is_file():
             raise CommandError(f"{file}: no such file")
+        kind = self._kind(kind)
         try:
             version = upload_version(kind, scope, file, _json(config), notes=notes, activate=activate,
                                      user="manage.py models")
@@ -144,6 +148,14 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"uploaded {version} ({version.weights_bytes / 1e6:.2f} MB)"))
 
     # --- helpers -------------------------------------------------------------------------------------------
+    def _kind(self, kind: str | None) -> str | None:
+        """The kind's name now: an old name (``kinds.alias``) still works, and the command says what it is now."""
+        new = kinds.renamed(kind) if kind else None
+        if new is None:
+            return kind
+        self.stderr.write(f"the kind {kind} is now {new} (the old name goes after this release)")
+        return new
+
     def _version(self, version_id):
         version = ModelVersion.objects.filter(pk=version_id).first()
         if version is None:

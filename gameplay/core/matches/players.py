@@ -1,0 +1,288 @@
+"""Players: anything that chooses an action for a seat. Used by play-vs-AI, the gauntlet and benches.
+
+``make_player("engine:Medium")``, ``make_player("random")`` and ``make_player("search:default")``
+(``SearchPlayer`` at one of the advisor's ``LEVELS``, with the active policy/value network when there is one) and
+``make_player("net")`` (``NetPlayer``: the network alone, or ``net:<weights file>``) build them from a short spec string.
+
+Pure: no Django; imports the engine, the search (pruning, base, the advisor) and learning (the network, the active models) only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from pathlib import Path
+from typing import Callable, Protocol
+
+from gameplay.core.search.advisor import LEVELS, recommend
+from gameplay.core.engine.adapter import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
+from gameplay.core.learning import active
+from gameplay.core.learning.network import evaluator_at
+from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
+from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig
+
+
+class Player(Protocol):
+    name: str
+
+    def choose(self, game: Game, seat: int) -> Action: ...
+
+
+class RandomPlayer:
+    """Uniformly random legal actions (a floor every other player must beat)."""
+
+    def __init__(self, seed: int = 0):
+        self.name = "random"
+        self.rng = random.Random(seed)
+
+    def choose(self, game: Game, seat: int) -> Action:
+        return self.rng.choice(game.legal_actions(seat))
+
+
+class EnginePlayer:
+    """The rules engine's built-in AI at one difficulty."""
+
+    def __init__(self, difficulty: str = "Medium"):
+        # ``VeryHard#2``: the same AI under another name, so a benchmark can play it twice on the same jobs (the
+        # engine's AI is not always reproducible from one process to the next: the yardstick's noise floor)
+        difficulty, tag, replica = difficulty.partition("#")
+        if difficulty not in ENGINE_LEVELS:
+            raise ValueError(f"difficulty must be one of {', '.join(ENGINE_LEVELS)}")
+        self.name = f"engine:{difficulty}{tag}{replica}"
+        self.difficulty = difficulty
+
+    def choose(self, game: Game, seat: int) -> Action:
+        action = game.ai_action(seat, self.difficulty)
+        if action is None:  # the AI gave up on a prompt: take the first legal action
+            return game.legal_actions(seat)[0]
+        return action
+
+
+# ---------------------------------------------------------------------------------------------
+# A player that searches
+
+
+def worth_searching(game: Game, seat: int, prompt: dict | None = None) -> bool:
+    """Decisions of real consequence: the active player's main-phase plays, attacks and blocks."""
+    prompt = prompt or game.prompt()
+    kind = prompt.get("type")
+    if kind in ("DeclareAttackers", "DeclareBlockers"):
+        return True
+    if kind == "Priority" and game.phase in MAIN_PHASES:
+        try:
+            return game.active_player() == seat and not (game.state()["state"].get("stack"))
+        except SIM_ERRORS:
+            return False
+    return False
+
+
+
+class SearchPlayer:
+    """Plays a level: forced decisions at once, the others searched or taken from the engine's ``defer`` AI.
+
+    Which decisions are searched: with ``contest`` (a second engine level), those where the two
+    engine levels disagree, whatever the step (the engine's levels agree on about 75% of real
+    decisions; where they differ the choice is uncertain and worth rollouts); without it, those
+    ``worth_searching`` says matter (main-phase plays of the active player, attacks, blocks).
+
+    The engine's ``defer`` choice is the search's prior and its default: the search replaces it
+    only when another action did better on the same determinizations (``keep_margin``). A level's
+    ``game_seconds`` is a per-game bank of this player's CPU time (like a chess clock: the engine's
+    choices it defers to count too): each search may use at most its budget and what is left in the
+    bank; with the bank empty the player defers.
+    """
+
+    def __init__(self, level: str = "default", seed: int = 0, **overrides):
+        if level not in LEVELS:
+            raise ValueError(f"unknown search level {level!r}; use one of: {', '.join(LEVELS)}")
+        spec = {**LEVELS[level], **overrides}
+        self.name = f"search:{level}"
+        self.level = level
+        self.algorithm = spec["algorithm"]
+        self.budget: Budget = spec["budget"]
+        self.workers = int(spec.get("workers", 1))
+        self.defer = spec.get("defer") or "Medium"
+        if self.defer not in ENGINE_LEVELS:
+            raise ValueError(f"defer must be one of {', '.join(ENGINE_LEVELS)}")
+        self.config: SearchConfig = modelling(spec.get("config") or SearchConfig(), spec.get("opponent_model"))
+        self.opponent_model: str | None = spec.get("opponent_model")
+        self.game_seconds: float | None = spec.get("game_seconds")
+        self.defer_low: str | None = spec.get("defer_low")  # the cheaper AI once the bank is spent
+        self.contest: str | None = spec.get("contest")      # search only where this level disagrees
+        self.evaluator = spec.get("evaluator", "active")    # the policy/value network ("active": the one in use)
+        self.seed = seed
+        self.calls = 0
+        self._last_turn = 0
+        self.bank_spent = 0.0
+        self.last: Recommendation | None = None
+        self.changes: list[dict] = []  # where the search overruled the engine (for the benches)
+        self.stats = {"decisions": 0, "forced": 0, "deferred": 0, "agreed": 0, "searched": 0, "changed": 0,
+                      "bank_empty": 0,
+                      "search_seconds": 0.0, "simulations": 0, "dropped": 0}
+
+    def _budget(self) -> Budget | None:
+        if self.game_seconds is None:
+            return self.budget
+        left = self.game_seconds - self.bank_spent
+        if left <= 0.05:
+            return None
+        # spend at most a third of what is left on one decision: late decisions (races, lethal) matter too
+        seconds = left / 3 if self.budget.seconds is None else min(self.budget.seconds, left / 3)
+        return Budget(seconds=seconds, simulations=self.budget.simulations)
+
+    def choose(self, game: Game, seat: int) -> Action:
+        if game.turn < self._last_turn:  # a new game: a full bank
+            self.bank_spent = 0.0
+        self._last_turn = game.turn
+        self.stats["decisions"] += 1
+        legal = game.legal_actions(seat)
+        if len(legal) == 1:
+            self.stats["forced"] += 1
+            return legal[0]
+        actions = prune_actions(game, legal)
+        if len(actions) == 1:
+            self.stats["forced"] += 1
+            return actions[0]
+        cpu = time.process_time()
+        low = self.game_seconds is not None and self.bank_spent > self.game_seconds
+        strong = game.ai_action(seat, self.defer_low if low and self.defer_low else self.defer)
+        if not self.contest and not worth_searching(game, seat):
+            self.stats["deferred"] += 1
+            self.bank_spent += time.process_time() - cpu
+            return strong or actions[0]
+        budget = self._budget()
+        if budget is None:
+            self.stats["bank_empty"] += 1
+            self.bank_spent += time.process_time() - cpu
+            return strong or actions[0]
+        other = None
+        if self.contest:
+            # a second opinion from another engine level: when both agree, there is nothing to search
+            other = game.ai_action(seat, self.contest)
+            if strong is not None and (other is None or other.key == strong.key or
+                                       signature(other, ObjectLookup(game)) == signature(strong, ObjectLookup(game))):
+                self.stats["agreed"] += 1
+                self.bank_spent += time.process_time() - cpu
+                return strong
+        self.calls += 1
+        search_cpu = time.process_time()
+        rec = recommend(game, seat, algorithm=self.algorithm, budget=budget, seed=self.seed * 100_003 + self.calls,
+                        workers=self.workers, config=self.config, hint=strong, include=[other] if other else None,
+                        evaluator=active.network() if self.evaluator == "active" else self.evaluator,
+                        leaf_model=active.value_model, load_evaluator=evaluator_at)
+        spent = time.process_time() - search_cpu
+        self.bank_spent += time.process_time() - cpu
+        self.last = rec
+        self.stats["searched"] += 1
+        self.stats["search_seconds"] += spent
+        self.stats["simulations"] += rec.simulations
+        self.stats["dropped"] += rec.stats.get("dropped", 0)
+        if strong is None:
+            return rec.action
+        if rec.action.key != strong.key:
+            lookup = ObjectLookup(game)
+            if signature(rec.action, lookup) == signature(strong, lookup):
+                return strong
+            self.stats["changed"] += 1
+            if len(self.changes) < 30:
+                alts = {a["key"]: a for a in rec.alternatives}
+                self.changes.append({"turn": game.turn, "phase": game.phase, "engine": strong.label,
+                                     "search": rec.action.label, "search_value": alts.get(rec.action.key, {}).get("value"),
+                                     "engine_value": alts.get(strong.key, {}).get("value"),
+                                     "simulations": rec.simulations})
+            return rec.action
+        return strong
+
+
+class NetPlayer:
+    """The policy/value network alone: its most likely action at each real decision, nothing searched."""
+
+    def __init__(self, evaluator):
+        if evaluator is None:
+            raise ValueError("no policy/value network is active (train one: manage.py models train game_policy_net)")
+        self.evaluator = evaluator
+        self.name = "net"
+
+    def choose(self, game: Game, seat: int) -> Action:
+        legal = game.legal_actions(seat)
+        actions = prune_actions(game, legal) if len(legal) > 1 else legal
+        if len(actions) == 1:
+            return actions[0]
+        priors, _ = self.evaluator.predict(game.state(), seat, actions)  # encodes only what the seat may see
+        return actions[max(range(len(actions)), key=priors.__getitem__)]
+
+
+def modelling(config: SearchConfig, opponent_level: str | None) -> SearchConfig:
+    """``config`` with the opponent modelled as the engine AI ``opponent_level`` (in the tree and in
+    rollouts), for a player that knows which AI it faces (``search:<level>@<AI>``); unchanged for None.
+    Measured against Medium it was not stronger at the default budget (bench/README.md), so the
+    advisor does not use it."""
+    if not opponent_level:
+        return config
+    if opponent_level not in DIFFICULTIES:
+        raise ValueError(f"opponent model must be one of {', '.join(DIFFICULTIES)}")
+    return dataclasses.replace(config, opponent_policy=opponent_level, rollout_opponent_policy=opponent_level)
+
+
+
+SHIPPED_NET = Path(__file__).resolve().parents[2] / "weights" / "game_policy_net.safetensors"
+
+
+def _search_player(arg: str, seed: int) -> SearchPlayer:
+    """``search:<level>`` or ``search:<level>@<engine level>`` (the opponent is known to play that AI), either
+    with ``+net`` (the network shipped in gameplay/weights/) or ``+net=<weights file>``: the search with that
+    policy/value network whatever is active. Without a suffix the level searches with the active network, if any
+    (none outside the site: the benches' ``search:<level>`` is the search without it)."""
+    arg, plus, net = (arg or "default").partition("+")
+    extra = {}
+    if plus:
+        kind, _, path = net.partition("=")
+        if kind != "net":
+            raise ValueError(f"unknown search suffix {'+' + net!r}; use +net or +net=<weights file>")
+        extra["evaluator"] = evaluator_at(path or SHIPPED_NET)
+    level, _, model = arg.partition("@")
+    player = SearchPlayer(level or "default", seed=seed, opponent_model=model or None, **extra)
+    if plus:
+        player.name += "+" + net
+    return player
+
+
+
+# The player kinds: name -> factory(argument, seed).
+FACTORIES: dict[str, Callable[[str, int], Player]] = {
+    "random": lambda arg, seed: RandomPlayer(seed),
+    "engine": lambda arg, seed: EnginePlayer(arg or "Medium"),
+    "search": _search_player,
+    "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else (active.network() or evaluator_at(SHIPPED_NET))),
+}
+
+
+def make_player(spec: str, seed: int = 0) -> Player:
+    """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``search:default``)."""
+    kind, _, arg = (spec or "").partition(":")
+    factory = FACTORIES.get(kind)
+    if factory is None:
+        raise ValueError(f"unknown player {spec!r}; use one of: {', '.join(sorted(FACTORIES))}")
+    return factory(arg, seed)
+
+
+def play_game(game: Game, players: tuple[Player, Player], *, max_decisions: int = 5000,
+              on_decision: Callable[[Game, int, Action], None] | None = None) -> dict:
+    """Play ``game`` to the end. Returns ``{"winner", "turns", "decisions", "refused"}`` (winner None = draw/cut;
+    ``refused``: chosen actions the engine refused, each replaced by the next listed one it accepts:
+    ``Game.apply_or_next``). ``on_decision(game,
+    seat, action)`` is called after each action is applied, with the action really played."""
+    decisions = refused = 0
+    while not game.is_over() and decisions < max_decisions:
+        seat = game.seat_to_act()
+        if seat is None:
+            break
+        chosen = players[seat].choose(game, seat)
+        action = game.apply_or_next(seat, chosen)
+        refused += action is not chosen
+        if on_decision:
+            on_decision(game, seat, action)
+        decisions += 1
+    result = game.result() or {"winner": None}
+    return {"winner": result.get("winner"), "turns": game.turn, "decisions": decisions, "refused": refused}
+

@@ -1,0 +1,163 @@
+"""The paired strength yardstick: a player against an opponent, compared game by game with a baseline player
+sitting in the same seat on the same deal.
+
+A *job* is one game: the two decks (seat 0's first), the seed (the deal and the engine's randomness), which
+seat is ours and who sits opposite. Each job is played twice, once with our player in the seat and once with
+the baseline (the engine's own VeryHard AI), so the deck, the seat, the deal and the opponent are the same for
+both; the two results form a *pair*. Most pairs agree (the deal decides); only the discordant ones say which
+player is stronger, and the sign test (``gameplay.core.matches.roundrobin.sign_test``) says whether their split could
+be chance. Win rates carry Wilson intervals.
+
+Pure: no Django; imports the engine, the players and the round robins' statistics (``roundrobin``). Played by
+``bench/game_strength.py`` in local processes or, through the Celery task ``gameplay.strength_game``, on
+workers.
+"""
+from __future__ import annotations
+
+import time
+import zlib
+from typing import Iterable, Sequence
+
+from gameplay.core.matches.roundrobin import expand, sign_test, wilson
+from gameplay.core.matches.players import make_player, play_game
+
+BASELINE = "engine:VeryHard"
+
+
+def jobs(pairings: Sequence[Sequence[str]], *, seeds: int, seed: int, opponent: str = BASELINE,
+         max_decisions: int = 3000) -> list[dict]:
+    """Every pairing (deck a, deck b; a == b for a mirror) on ``seeds`` deals, each deal with our player in
+    either seat holding either deck. Deal i of a pairing is seed ``seed + 100 * pairing_number(a, b) + i``: it
+    depends on the pairing, not on which others are run, so runs over other selections share their games.
+    Interleaved deal by deal across the pairings, so a run cut short leaves each pairing about as far along."""
+    out = []
+    for i in range(seeds):
+        for a, b in pairings:
+            orders = [(a, b)] if a == b else [(a, b), (b, a)]
+            for decks in orders:
+                for ours_seat in (0, 1):
+                    out.append({"decks": [decks[0], decks[1]], "seed": seed + 100 * pairing_number(a, b) + i,
+                                "ours_seat": ours_seat,
+                                "opponent": opponent, "mirror": a == b, "max_decisions": max_decisions})
+    return out
+
+
+def pairing_number(a: str, b: str) -> int:
+    """A number from 0 to 99,999 fixed by the two deck names (in either order)."""
+    return zlib.crc32("|".join(sorted((a, b))).encode()) % 100_000
+
+
+def key(game: dict) -> tuple:
+    """What makes two games a pair: the same decks in the same seats, deal, seat and opponent."""
+    return (tuple(game["decks"]), game["seed"], game["ours_seat"], game["opponent"])
+
+
+class _Timed:
+    """A player whose decisions and their CPU time are counted."""
+
+    def __init__(self, player):
+        self.player, self.name = player, player.name
+        self.cpu, self.decisions = 0.0, 0
+
+    def choose(self, game, seat):
+        c = time.process_time()
+        try:
+            return self.player.choose(game, seat)
+        finally:
+            self.cpu += time.process_time() - c
+            self.decisions += 1
+
+
+def play(engine, job: dict, player: str, cards: dict[str, list]) -> dict:
+    """Play ``job`` with ``player`` (a ``make_player`` spec) in our seat; ``cards``: deck name -> [[card, n]].
+
+    Returns the job with ``player``, ``winner`` (a seat, None for a draw or a game cut at the decision cap),
+    ``score`` (1, 0.5, 0 for us), turns, decisions, whole-game and our player's CPU seconds, and ``error``
+    when the engine failed (the game then counts as a draw and is reported)."""
+    seat = job["ours_seat"]
+    ours = _Timed(make_player(player, seed=job["seed"]))
+    theirs = make_player(job["opponent"], seed=job["seed"] + 1)
+    players = (ours, theirs) if seat == 0 else (theirs, ours)
+    c0 = time.process_time()
+    error, result = None, {"winner": None, "turns": None, "decisions": None}
+    try:
+        game = engine.new_game(expand(cards[job["decks"][0]]), expand(cards[job["decks"][1]]), seed=job["seed"])
+        result = play_game(game, players, max_decisions=job.get("max_decisions", 3000))
+    except Exception as exc:  # noqa: BLE001 - an engine crash ends the game undecided and is reported
+        error = f"{type(exc).__name__}: {str(exc)[:300]}"
+    winner = result.get("winner")
+    out = {**job, "player": player, "winner": winner, "score": 0.5 if winner is None else float(winner == seat),
+           "turns": result.get("turns"), "decisions": result.get("decisions"),
+           "cpu_seconds": round(time.process_time() - c0, 2), "ours_cpu_seconds": round(ours.cpu, 2),
+           "ours_decisions": ours.decisions}
+    stats = getattr(ours.player, "stats", None)
+    if stats:
+        out["ours_stats"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}
+    if error:
+        out["error"] = error
+    return out
+
+
+def pairs(games: Iterable[dict], player: str, baseline: str = BASELINE) -> list[tuple[dict, dict]]:
+    """(our game, the baseline's game) for every job both have played."""
+    games = list(games)
+    theirs = {key(g): g for g in games if g["player"] == baseline}
+    return [(g, theirs[key(g)]) for g in games if g["player"] == player and key(g) in theirs]
+
+
+def compare(matched: list[tuple[dict, dict]]) -> dict:
+    """The paired comparison: our and the baseline's win rates (95% Wilson), the concordant and discordant
+    pairs, the two-sided sign test on the discordant ones, and CPU seconds per game. A pair one of whose games
+    the engine broke off (``error``) is left out and counted in ``errors``: its result says nothing of play."""
+    errors = sum(bool(a.get("error")) or bool(b.get("error")) for a, b in matched)
+    matched = [(a, b) for a, b in matched if not a.get("error") and not b.get("error")]
+    n = len(matched)
+    ours = sum(a["score"] for a, _ in matched)
+    base = sum(b["score"] for _, b in matched)
+    better = sum(a["score"] > b["score"] for a, b in matched)
+    worse = sum(a["score"] < b["score"] for a, b in matched)
+    rate, lo, hi = wilson(ours, n)
+    b_rate, b_lo, b_hi = wilson(base, n)
+    cpu = sorted(a["cpu_seconds"] for a, _ in matched)
+    ours_cpu = sorted(a["ours_cpu_seconds"] for a, _ in matched)
+    changed = [a["ours_stats"]["changed"] for a, _ in matched if "changed" in (a.get("ours_stats") or {})]
+    needed = pairs_needed(better / (better + worse), (better + worse) / n) if better > worse else None
+    return {"pairs": n, "win_rate": None if rate is None else round(rate, 4), "ci95": [round(lo, 4), round(hi, 4)],
+            "baseline_win_rate": None if b_rate is None else round(b_rate, 4), "baseline_ci95": [round(b_lo, 4), round(b_hi, 4)],
+            "both_won": sum(a["score"] == b["score"] == 1.0 for a, b in matched),
+            "both_lost": sum(a["score"] == b["score"] == 0.0 for a, b in matched),
+            "better": better, "worse": worse, "discordant": better + worse,
+            "discordant_share": round((better + worse) / n, 4) if n else None,
+            "sign_test_p": round(sign_test(better, worse), 4),
+            # how many pairs the split seen so far would need to reach p < 0.05 (None: ours is not ahead)
+            "pairs_needed_at_this_split": needed,
+            # a search player's decisions that overruled the engine AI it defers to, per game
+            "changed_per_game": round(sum(changed) / len(changed), 2) if changed else None,
+            "cpu_seconds_per_game": round(sum(cpu) / n, 1) if n else None, "cpu_seconds_max": cpu[-1] if n else None,
+            "ours_cpu_seconds_per_game": round(sum(ours_cpu) / n, 1) if n else None,
+            "ours_cpu_seconds_max": ours_cpu[-1] if n else None,
+            "games_over_2_minutes": sum(c > 120 for c in cpu), "errors": errors}
+
+
+def summarize(games: Iterable[dict], baseline: str = BASELINE) -> dict:
+    """Per player (all but the baseline): the comparison over all pairs, the mirrors and the other pairings."""
+    games = list(games)
+    out = {}
+    for player in sorted({g["player"] for g in games} - {baseline}):
+        matched = pairs(games, player, baseline)
+        out[player] = {"all": compare(matched),
+                       "mirrors": compare([m for m in matched if m[0].get("mirror")]),
+                       "pairings": compare([m for m in matched if not m[0].get("mirror")])}
+    return out
+
+
+def pairs_needed(better_share: float, discordant_share: float, p: float = 0.05) -> int | None:
+    """How many pairs a player who wins ``better_share`` of the discordant pairs, with ``discordant_share`` of
+    pairs discordant, needs for the expected split to reach sign-test p < ``p`` (None if it never does)."""
+    if better_share <= 0.5 or discordant_share <= 0:
+        return None
+    for d in range(1, 5000):
+        better = round(d * better_share)
+        if sign_test(better, d - better) < p:
+            return int(round(d / discordant_share))
+    return None
