@@ -301,7 +301,7 @@ def metadata(config: dict) -> dict:
 
 
 GAME_POLICY_NET = Kind(
-    KIND, shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
+    KIND, label="Game policy/value network (search prior and leaf value)", shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
     parameters={"games": int, "workers": int, "seed": int, "imitate": str, "celery": bool, "epochs": int, "width": int,
                 "layers": int, "heads": int, "lr": float, "batch": int, "weight_decay": float, "teacher": float},
     evaluate_parameters={"games": int, "workers": int, "seed": int, "imitate": str},

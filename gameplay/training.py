@@ -218,7 +218,7 @@ def metadata(config: dict) -> dict:
 
 
 GAME_POLICY = Kind(
-    KIND, shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
+    KIND, label="Game policy/value", shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
     parameters={"games": int, "workers": int, "seed": int, "epochs": int, "hidden": str, "weight_decay": float},
     evaluate_parameters={"games": int, "workers": int, "seed": int},
     quick=lambda scope: {"games": 5, "workers": 1, "epochs": 60, "hidden": "8"})

@@ -355,7 +355,7 @@ def masked_metadata(config: dict) -> dict:
 
 
 DECK_MASKED = Kind(
-    MASKED, shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
+    MASKED, label="Deck completion: masked diffusion + retrieval", shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
     parameters={"preset": str, "steps": int, "examples": int, "batch": int, "lr": float, "d_model": int, "heads": int,
                 "layers": int, "ff": int, "candidates": int, "neighbours": int, "seed": int, "split_date": str,
                 "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str},
@@ -363,7 +363,7 @@ DECK_MASKED = Kind(
     quick=lambda scope: MASKED_QUICK)
 
 DECK_DIFFUSION = Kind(
-    DIFFUSION, shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
+    DIFFUSION, label="Deck completion diffusion", shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
     parameters={"steps": int, "batch": int, "lr": float, "warmup": int, "d_model": int, "heads": int, "layers": int,
                 "ff": int, "side_layers": int, "context_layers": int, "prediction": str, "seed": int,
                 "eval_every": int, "split_date": str, "device": str, "limit": int},

@@ -171,7 +171,7 @@ def metadata(config: dict) -> dict:
 
 
 CARD_EMBEDDINGS = Kind(
-    KIND, shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
+    KIND, label="Card embeddings (Doc2Vec + card classifier)", shapes=shapes, metadata=metadata, train=train, evaluate=evaluate,
     dtypes={"embeddings": frozenset({"F16", "F32"}), "classifier.weight": frozenset({"F16", "F32"}),
             "classifier.bias": frozenset({"F32", "F16"})},
     parameters={"epochs": int, "dim": int, "seed": int, "workers": int, "classifier_epochs": int, "noise_std": float},
