@@ -12,7 +12,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from ml.diffusion.complete import CompletionError
 from ml.registry import NoActiveModel
 

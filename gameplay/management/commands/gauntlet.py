@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from gameplay.core import gauntlet as core
 from gameplay.gauntlet import service, tasks
 from gameplay.gauntlet.models import GauntletRun

@@ -2,7 +2,7 @@
 (gameplay.policy_training)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from gameplay.policy_training import DEFAULTS, QUICK, fit, register
 from ml.kinds import TrainingError
 from ml.progress import BarProgress

@@ -2,7 +2,7 @@
 (gameplay.training)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from gameplay.core import value
 from gameplay.training import DEFAULTS, fit, register
 from ml.kinds import TrainingError

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from ml.completion_eval import DEFAULTS, evaluate_file
 from ml.kinds import TrainingError
 from ml.progress import BarProgress

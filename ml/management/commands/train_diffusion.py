@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from ml.completion_training import DIFFUSION, DIFFUSION_DEFAULTS, train_diffusion
 from ml.kinds import TrainingError
 from ml.progress import BarProgress

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from ml.embeddings_training import DEFAULTS, train
 from ml.kinds import TrainingError
 from ml.progress import BarProgress
