@@ -17,7 +17,8 @@ from django.conf import settings
 
 from drafts.bots.archetype import train_archetype, validation_mask
 from drafts.core.evaluate import agreement, ranks_from_scores, score_matrix
-from drafts.core.plots import figure_bytes, loss_curves_figure
+from common.figures import figure_bytes
+from drafts.core.plots import loss_curves_figure
 from drafts.core.logs import DraftLogs, held_out_mask, pod_keys, read_17lands_csv, read_seats, seats_file_for
 from drafts.logstore import seat_logs
 from drafts.models import DraftSeat

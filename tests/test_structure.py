@@ -1,8 +1,8 @@
 """The project's layering, checked on its source (pure: reads files, imports nothing of the project).
 
 - The import graph of the project's own modules (tests and migrations excluded) has no cycle.
-- Pure code (every ``<app>/core`` package, and ``drafts.bots``, ``ml.completion``, ``ml.diffusion``) imports no
-  Django and nothing of the shell (models, views, tasks, ...): only other pure code.
+- Pure code (every ``<app>/core`` package, and ``drafts.bots``, ``ml.completion``, ``ml.diffusion``, ``common``)
+  imports no Django and nothing of the shell (models, views, tasks, ...): only other pure code.
 - An import inside a function is allowed only with a ``# noqa: PLC0415`` marker that says why (ruff's
   import-outside-toplevel rule flags the unmarked ones; this test flags marks without a reason).
 """
@@ -16,8 +16,8 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite")
-PURE = ("drafts.bots", "ml.completion", "ml.diffusion")
+APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite", "common")
+PURE = ("drafts.bots", "ml.completion", "ml.diffusion", "common")
 MARK = re.compile(r"#\s*noqa:\s*PLC0415\b(.*)$")
 
 
@@ -121,11 +121,12 @@ def test_a_planted_cycle_is_found(tmp_path):
 
 
 def test_tests_mirror_the_code():
-    """tests/<app>/core/ holds the tests of pure code: they use no Django (no import, no database)."""
+    """tests/<app>/core/ (and tests/common/) holds the tests of pure code: they use no Django (no import, no
+    database)."""
     tests = ROOT / "tests"
     bad = []
-    for app in APPS:
-        for path in sorted((tests / app / "core").glob("*.py")):
+    for folder in [tests / app / "core" for app in APPS] + [tests / "common"]:
+        for path in sorted(folder.glob("*.py")):
             source = path.read_text()
             if re.search(r"^\s*(from|import)\s+(django|rest_framework|channels)\b|django_db|\bclient\b", source, re.M):
                 bad.append(str(path.relative_to(ROOT)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from gameplay.core import strength
-from gameplay.core.gauntlet import wilson
+from common.stats import wilson
 from tests.gameplay.conftest import _sample_decks
 
 
