@@ -6,6 +6,10 @@ from ml.defaults import OPTIONAL_KINDS, SHIPPED_KINDS, export_active, register_s
 from ml.models import ModelVersion
 
 
+# what a fresh site trains, through the models front door, for a shipped kind with neither a file nor a version
+QUICK_TRAINING = {"card_embeddings": ("--param", "epochs=20"), "deck_diffusion": ("--param", "steps=300")}
+
+
 class Command(BaseCommand):
     help = "Register the shipped default models; train quick ones for kinds that have neither a shipped file nor a version."
 
@@ -32,7 +36,7 @@ class Command(BaseCommand):
                 continue
             if kind in OPTIONAL_KINDS:
                 self.stdout.write(f"{kind}: no shipped or trained version; deck completion uses the neighbour vote "
-                                  f"of the nearest tournament decks until one is trained (manage.py train_completion)"
+                                  f"of the nearest tournament decks until one is trained (manage.py models train deck_masked)"
                                   + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
                 continue
             if no_train:
@@ -40,10 +44,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{kind}: no shipped or trained version; training a quick one"
                               + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
             try:
-                if kind == "card_embeddings":
-                    call_command("train_embeddings", epochs=20, stdout=self.stdout, stderr=self.stderr)
-                else:
-                    call_command("train_diffusion", steps=300, stdout=self.stdout, stderr=self.stderr)
+                call_command("models", "train", kind, "--activate", *QUICK_TRAINING[kind], stdout=self.stdout,
+                             stderr=self.stderr)
             except CommandError as exc:
                 self.stderr.write(f"{kind}: could not train a quick model ({exc}); deck completion stays off until one exists")
         if not no_train:
