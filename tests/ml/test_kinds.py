@@ -125,3 +125,18 @@ def test_the_front_door_lists_kinds_and_documents_parameters():
     from ml.management.commands.models import PARAMETERS, Command
 
     assert PARAMETERS in Command().create_parser("manage.py", "models").format_help()
+
+
+@pytest.mark.django_db
+def test_the_front_door_takes_an_old_name_and_says_the_new_one(monkeypatch):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    monkeypatch.setattr(kinds, "_ALIASES", {})
+    kinds.alias("old_bot", "draft_bot")
+    err = io.StringIO()
+    call_command("models", "list", "--kind", "old_bot", stdout=io.StringIO(), stderr=err)
+    assert "old_bot is now draft_bot" in err.getvalue()
+    with pytest.raises(CommandError, match="FAMILY:SET"):  # checked as draft_bot
+        call_command("models", "train", "old_bot", "--scope", "TST", stdout=io.StringIO(), stderr=io.StringIO())
