@@ -14,7 +14,7 @@ give the new kind, ``canonical`` its new name and ``renamed(old)`` the line to s
 
 Parameters given as text (``manage.py models train KIND --param key=value``) are cast to the kind's types by
 ``cast_parameters``: int, float, str; bool from true/false, yes/no, on/off, 1/0; list from a JSON list or
-comma-separated items; dict from a JSON object; ``Path`` (a file path) checked to exist.
+comma-separated items (numbers read as numbers); dict from a JSON object; ``Path`` (a file path) checked to exist.
 """
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def cast_value(value, cast: type):
         if text.startswith(("[", "{")):
             value = json.loads(text)
         elif cast is list:
-            value = [item.strip() for item in text.split(",") if item.strip()]
+            value = [json_scalar(item.strip()) for item in text.split(",") if item.strip()]
         if not isinstance(value, cast):
             raise ValueError(value)
         return value
@@ -182,6 +182,15 @@ def cast_value(value, cast: type):
             raise ValueError(f"{value}: no such file")
         return str(path)
     return cast(value)
+
+
+def json_scalar(text: str):
+    """A number (or true/false/null) as JSON reads it, any other text as itself."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if not isinstance(value, (list, dict)) else text
 
 
 def type_name(cast: type) -> str:

@@ -73,6 +73,7 @@ def test_text_parameters_are_cast_to_the_kinds_types(tmp_path):
                                   "file": str(existing)}, allowed) == {
         "on": True, "names": ["a", "b"], "net": {"hidden": [8]}, "rate": 0.5, "file": str(existing)}
     assert kinds.cast_parameters({"on": "off", "names": '["x"]'}, allowed) == {"on": False, "names": ["x"]}
+    assert kinds.cast_parameters({"names": "10, 20,x"}, allowed) == {"names": [10, 20, "x"]}
     assert kinds.cast_parameters({"on": True, "names": ["y"]}, allowed) == {"on": True, "names": ["y"]}
     for bad, message in (({"on": "maybe"}, "is not a bool"), ({"net": "[1]"}, "is not a dict"),
                          ({"file": str(tmp_path / "none")}, "is not a file path")):

@@ -61,9 +61,9 @@ def parameters(params: str | None, param: list[str] | None) -> dict:
 PARAMETERS = """\
 Parameters of a kind (`models kinds` lists them with their types): --param KEY=VALUE, repeated, over --params
 JSON. Text is cast to the parameter's type: int, float, str; bool: true/false, yes/no, on/off, 1/0 (a flag of
-a former command, e.g. --consented, is --param consented=true); list: a JSON list or a,b,c; dict: a JSON object
-(--param 'net={"hidden": [64]}'); file path: the file must exist. Unknown names and wrong types are refused
-before any run is written."""
+a former command, e.g. --consented, is --param consented=true); list: a JSON list or a,b,c (numbers read as
+numbers); dict: a JSON object (--param 'net={"hidden": [64]}'); file path: the file must exist. Unknown names
+and wrong types are refused before any run is written."""
 
 
 class Command(BaseCommand):
