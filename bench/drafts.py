@@ -171,7 +171,7 @@ def p1p1() -> list[dict]:
 
 
 def svg(agreements: dict) -> str:
-    from drafts.core.plots import _new_figure, figure_bytes
+    from common.figures import figure_bytes, new_figure as _new_figure
 
     sets = list(agreements)
     names = [n for n in ("random", "rating", "draftsim", "archetype-default", "archetype", "neural")

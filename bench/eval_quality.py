@@ -187,7 +187,7 @@ def score(rows: list[dict]) -> dict:
 
 def svg(result: dict) -> str:
     """Brier score of each way, overall and by stage of the game (lower is better), and its CPU."""
-    from drafts.core.plots import _new_figure, figure_bytes
+    from common.figures import figure_bytes, new_figure as _new_figure
 
     palette = {"static": "#999999", "learned": "#e7298a", "rollout_1": "#7570b3", "rollout": "#1b9e77",
                "rollout_rescued": "#d95f02", "rollout_1_learned": "#a6761d", "rollout_learned": "#66a61e"}

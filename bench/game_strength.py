@@ -51,7 +51,7 @@ TARGETS = {"Medium": 0.60, "VeryHard": 0.50}
 
 
 def wilson(wins: float, n: int) -> tuple[float, float]:
-    from gameplay.core.matches.roundrobin import wilson as core_wilson
+    from common.stats import wilson as core_wilson
 
     return core_wilson(wins, n)[1:]
 
@@ -143,7 +143,7 @@ def paired(games: list[dict], other: list[dict]) -> dict:
     """Game by game against another player's results on the same seeds, decks and seats: where the
     results differ (flips), which way. Far more sensitive than comparing win rates, since the decks and
     seats decide most games the same way for both."""
-    from gameplay.core.matches.roundrobin import sign_test
+    from common.stats import sign_test
 
     theirs = {game_key(g): g for g in other}
     out = {}
@@ -175,7 +175,7 @@ def paired_reports(games: list[dict], paths: list[str]) -> list[dict]:
 
 def svg(summary: dict, ours: str, baseline: dict | None = None) -> str:
     """Win rates with their intervals; ``baseline`` (another player's summary on the same seeds) as markers."""
-    from drafts.core.plots import _new_figure, figure_bytes
+    from common.figures import figure_bytes, new_figure as _new_figure
 
     names = list(summary)
     fig = _new_figure(figsize=(8, 4), dpi=100)
@@ -374,7 +374,7 @@ YARDSTICK_TARGET = 0.58  # issue 19: the win rate against VeryHard in the close 
 def yardstick_svg(summary: dict, baseline: str) -> str:
     """Each player's win rate over its pairs (95% Wilson) beside the baseline's on the same pairs, the discordant
     split under each bar, the target dashed."""
-    from drafts.core.plots import _new_figure, figure_bytes
+    from common.figures import figure_bytes, new_figure as _new_figure
 
     names = [n for n in summary if summary[n]["all"]["pairs"]]
     fig = _new_figure(figsize=(max(6, 1.5 * len(names) + 2), 4.2), dpi=100)

@@ -1,19 +1,12 @@
 """REST API (DRF) for cards and decks. Reads are public; anyone may import a deck.
 
-Errors share one shape: ``{"errors": [{"message": "...", ...}]}``; decklist line errors add
-``line``, ``text`` and ``suggestions``; parameter errors add ``field``. DRF's own errors (an unknown
-object or page, a method not allowed) are given that shape by :class:`SiteApi`, which every API view
-of the site mixes in (it also refuses text holding a NUL character), and an /api/ URL that matches no
-route by :func:`not_found`.
+Errors have the site's shape (``mtgsite.api``): ``{"errors": [{"message": "...", ...}]}``; decklist line errors
+add ``line``, ``text`` and ``suggestions``; parameter errors add ``field``.
 """
 from __future__ import annotations
 
-import re
 
-from django.conf import settings
 from django.db.models import Prefetch
-from django.http import JsonResponse
-from django.views import defaults
 from django.urls import reverse
 from drf_spectacular.utils import (OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field,
                                    extend_schema_view)
@@ -23,7 +16,6 @@ from rest_framework.settings import api_settings
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 from decks.core.rules import FORMATS, normalize_format
 from decks.forms import MAX_DECK_NAME, MAX_DECK_TEXT, format_problem, import_deck, text_problem
@@ -33,6 +25,7 @@ from decks.services import parsed_from_deck
 from decks.views import EXPORT_STYLES
 from decks.embeddings.service import similar_cards
 from mtgsite import limits
+from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
 
 class _NoFormatOverride:
     """api_settings, except that ``?format=`` does not pick a renderer."""
@@ -144,73 +137,9 @@ class DeckImportSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
 
 
-class ApiErrorSerializer(serializers.Serializer):
-    message = serializers.CharField()
-    field = serializers.CharField(required=False)
-    line = serializers.IntegerField(required=False, allow_null=True,
-                                    help_text="1-based line of the decklist (null: the cards came as a list)")
-    text = serializers.CharField(required=False, help_text="the line as sent")
-    suggestions = serializers.ListField(child=serializers.CharField(), required=False)
-
-
-class ApiErrorsSerializer(serializers.Serializer):
-    errors = ApiErrorSerializer(many=True)
-
-
 class ExportSerializer(serializers.Serializer):
     style = serializers.ChoiceField(choices=list(EXPORT_STYLES))
     text = serializers.CharField()
-
-
-def errors_response(*errors: dict, code: int = status.HTTP_400_BAD_REQUEST) -> Response:
-    return Response({"errors": list(errors)}, status=code)
-
-
-def site_exception_handler(exc, context):
-    """DRF's exception handler, its ``{"detail": ...}`` bodies in the site's error shape."""
-    response = exception_handler(exc, context)
-    if response is not None and isinstance(response.data, dict) and set(response.data) == {"detail"}:
-        response.data = {"errors": [{"message": str(response.data["detail"])}]}
-    return response
-
-
-# How a NUL character is written in each kind of body the API reads (besides the raw byte).
-NUL_ESCAPES = {"application/json": b"\\u0000", "application/x-www-form-urlencoded": b"%00", "multipart/form-data": None}
-
-
-def holds_nul(request) -> bool:
-    """Whether the query or the body holds a NUL character: PostgreSQL can neither store nor compare text
-    with one (SQLite can, so the embedded stack would not notice)."""
-    if any("\x00" in k or any("\x00" in v for v in values) for k, values in request.query_params.lists()):
-        return True
-    kind = (request.content_type or "").split(";")[0].strip()
-    raw = str(request.META.get("CONTENT_LENGTH") or "")
-    size = int(raw) if re.fullmatch(r"[0-9]{1,12}", raw) else 0
-    if kind not in NUL_ESCAPES or not size or size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-        return False  # nothing to look at, or a body Django refuses by itself
-    body = request._request.body
-    return b"\x00" in body or (NUL_ESCAPES[kind] is not None and NUL_ESCAPES[kind] in body)
-
-
-class SiteApi:
-    """Mixed into every API view, the site's API conventions: DRF's own errors (no such object or page, a
-    method not allowed, a CSRF refusal) read ``{"errors": [{"message": ...}]}`` like the views' own, and a
-    request holding a NUL character is refused with a 400 before a view reads it."""
-
-    def get_exception_handler(self):
-        return site_exception_handler
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if holds_nul(request):
-            raise ParseError("Text may not hold NUL characters (\\u0000).")
-
-
-def not_found(request, exception):
-    """The site's 404 (``handler404``): JSON in the API's error shape under /api/, else Django's page."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"errors": [{"message": f"Nothing at {request.path[:200]}."}]}, status=404)
-    return defaults.page_not_found(request, exception)
 
 
 # --- cards ---------------------------------------------------------------------

@@ -81,7 +81,7 @@ def masked_metadata(config: dict) -> dict:
 
 
 DECK_MASKED = Kind(
-    MASKED, shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
+    MASKED, label="Deck completion: masked diffusion + retrieval", shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
     parameters={"preset": str, "steps": int, "examples": int, "batch": int, "lr": float, "d_model": int, "heads": int,
                 "layers": int, "ff": int, "candidates": int, "neighbours": int, "seed": int, "split_date": str,
                 "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str, "resume": bool},
@@ -89,7 +89,7 @@ DECK_MASKED = Kind(
     quick=lambda scope: MASKED_QUICK)
 
 DECK_DIFFUSION = Kind(
-    DIFFUSION, shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
+    DIFFUSION, label="Deck completion diffusion (Manamorphosis)", shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
     parameters={"steps": int, "batch": int, "lr": float, "warmup": int, "d_model": int, "heads": int, "layers": int,
                 "ff": int, "side_layers": int, "context_layers": int, "prediction": str, "seed": int,
                 "eval_every": int, "split_date": str, "device": str, "limit": int, "resume": bool},
@@ -118,7 +118,7 @@ def embeddings_metadata(config: dict) -> dict:
 
 
 CARD_EMBEDDINGS = Kind(
-    EMBEDDINGS, shapes=embeddings_shapes, metadata=embeddings_metadata, train=train_embeddings,
+    EMBEDDINGS, label="Card embeddings (Doc2Vec + card classifier)", shapes=embeddings_shapes, metadata=embeddings_metadata, train=train_embeddings,
     evaluate=evaluate_embeddings,
     dtypes={"embeddings": frozenset({"F16", "F32"}), "classifier.weight": frozenset({"F16", "F32"}),
             "classifier.bias": frozenset({"F32", "F16"})},

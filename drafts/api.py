@@ -5,30 +5,19 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, SiteApi, errors_response
 from drafts import services
 from drafts.access import visible_seats
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
 from drafts.views import csv_download
 from mtgsite import limits
+from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
 
 MAX_PACK = 20
 MAX_POOL = 60
-
-
-def _json_body(request):
-    try:
-        data = request.data
-    except (ParseError, UnsupportedMediaType) as exc:
-        return None, errors_response({"message": f"Send a JSON object with Content-Type: application/json ({exc.detail})."})
-    if not isinstance(data, dict):
-        return None, errors_response({"message": "The body must be a JSON object."})
-    return data, None
 
 
 class SetSerializer(serializers.Serializer):
@@ -81,7 +70,7 @@ class SimulateView(limits.Limited, SiteApi, APIView):
                                                    "seed": 7})],
                    description="Simulate a whole pod of bots and store it (every pick, each seat's built deck).")
     def post(self, request):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         bots = data.get("bots")
@@ -134,7 +123,7 @@ class SuggestView(SiteApi, APIView):
     @extend_schema(request=SuggestSerializer, responses={200: dict, 400: ApiErrorsSerializer},
                    description="Rank a pack for a drafter with a bot (best first, with scores). Nothing is stored.")
     def post(self, request):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         form = SuggestSerializer(data=data)

@@ -7,6 +7,6 @@ class DraftsConfig(AppConfig):
     name = "drafts"
 
     def ready(self):
-        from drafts.training import DRAFT_BOT  # noqa: PLC0415 - imports models: only once the app registry is ready
+        from drafts.kinds import DRAFT_BOT  # noqa: PLC0415 - imports models: only once the app registry is ready
 
         kinds.register(DRAFT_BOT)

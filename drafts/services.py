@@ -169,7 +169,7 @@ def get_bot(name: str, s: SetList, seed: int = 0) -> tuple[DraftBot, object]:
         return _cached(("bot", version.pk, version.weights_sha256), lambda: _load_bot(version)), version
     if version is None:
         raise DraftError(f"no trained neural bot for {s.code}; train one with "
-                         f"`manage.py train_draftbot --bot neural --logs FILE.csv.gz`")
+                         f"`manage.py models train draft_bot --scope neural: --param logs=FILE.csv.gz`")
     return _cached(("bot", version.pk, version.weights_sha256), lambda: _load_bot(version)), version
 
 

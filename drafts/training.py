@@ -1,6 +1,6 @@
 """Training and evaluation of the draft bots: the registry kind ``draft_bot``, scope FAMILY:SET (archetype or neural).
-Plain functions that ``manage.py train_draftbot`` and the training runs (``ml.training``) call; registered with
-``ml.kinds`` from ``DraftsConfig.ready``.
+Plain functions that ``manage.py models train|evaluate draft_bot`` and the training runs (``ml.training``) call;
+the kind itself is ``drafts.kinds.DRAFT_BOT``, registered with ``ml.kinds`` from ``DraftsConfig.ready``.
 
 The logs are a 17Lands-layout file (``logs``), the drafts of the set stored here (``stored``; the default when there
 are any) or else the proxy logs in MTG_DATA_DIR. One pod in ten is held out for the reported metrics (crc32 of the
@@ -17,12 +17,14 @@ from django.conf import settings
 
 from drafts.bots.archetype import train_archetype, validation_mask
 from drafts.core.evaluate import agreement, ranks_from_scores, score_matrix
+from common.figures import figure_bytes
+from drafts.core.plots import loss_curves_figure
 from drafts.core.logs import DraftLogs, held_out_mask, pod_keys, read_17lands_csv, read_seats, seats_file_for
 from drafts.logstore import seat_logs
 from drafts.models import DraftSeat
 from drafts.pods.service import consented_seats
 from drafts.services import _load_bot, bot_scope, set_list
-from ml.kinds import ConfigError, Kind, TrainingError, need
+from ml.kinds import TrainingError
 from ml.models import ModelVersion
 from ml.progress import Progress
 from ml.registry import save_version
@@ -90,6 +92,8 @@ def logs_source(scope: str, params: dict) -> tuple[str, str | None]:
     file), ``stored`` (the stored drafts; by default when there are any), else the proxy logs in MTG_DATA_DIR."""
     code = scope.partition(":")[2].upper()
     logs_path, use_stored = params.get("logs"), params.get("stored")
+    if not code and not logs_path:
+        raise TrainingError("A scope FAMILY: without a set takes the set of a 17Lands file: give the 'logs' parameter.")
     if not logs_path and not use_stored:
         if use_stored is None and DraftSeat.objects.filter(draft__set_code=code).exists():
             return code, None
@@ -123,8 +127,8 @@ def draft_logs(code: str, logs_path: str | None, params: dict, progress: Progres
 def train(params: dict, progress: Progress, scope: str) -> ModelVersion:
     """Train the bot of ``scope`` (FAMILY:SET; FAMILY: alone takes the set of the ``logs`` file), score it on the
     held-out pods and register an inactive version. params: the source (``logs``, ``stored``, ``draft_kind``,
-    ``consented``, ``seats``, ``limit``), ``epochs``, ``seed``, ``notes``; archetype: ``n_archetypes``, ``lr``;
-    neural: ``net`` (a NeuralConfig)."""
+    ``consented``, ``seats``, ``limit``), ``epochs``, ``seed``, ``notes``, ``plot`` (a FILE.svg or FILE.png the
+    loss curves are written to); archetype: ``n_archetypes``, ``lr``; neural: ``net`` (a NeuralConfig)."""
     import torch  # noqa: PLC0415 - seconds to import: kept off Django start-up (DraftsConfig.ready imports this)
 
     family = scope.partition(":")[0]
@@ -178,6 +182,8 @@ def train(params: dict, progress: Progress, scope: str) -> ModelVersion:
         history = {**history["members"][0], "members": len(history["members"])}
     metrics = {"held_out": summary(result), "by_pick": result["by_pick"], "train_seconds": round(seconds, 1),
                "history": {k: v for k, v in history.items() if isinstance(v, (list, int, float))}}
+    if params.get("plot"):
+        write_loss_curves(params["plot"], metrics["history"], f"{family} bot, {data.set_code}")
     config = json_safe(model.config())
     return save_version(KIND, model.to_tensors(), config, metrics=json_safe(metrics),
                         scope=scope if code else bot_scope(family, data.set_code), activate=False, metadata={"config": json.dumps(config)},
@@ -186,8 +192,21 @@ def train(params: dict, progress: Progress, scope: str) -> ModelVersion:
                                        "held_out_rows": len(test), "split": "1 pod in 10 held out (crc32 of the pod id)"})
 
 
+def write_loss_curves(path: str, history: dict, title: str) -> None:
+    """The loss curves as FILE.png, else as SVG."""
+    fmt = "png" if Path(path).suffix.lower() == ".png" else "svg"
+    Path(path).write_bytes(figure_bytes(loss_curves_figure(history, title), fmt))
+
+
+SPLITS = ("held-out", "all", "train")
+
+
 def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:
-    """Pick agreement on the held-out pods of the logs the version was trained on (or of ``params``' source)."""
+    """Pick agreement on the held-out pods of the logs the version was trained on (or of ``params``' source);
+    ``split``: the held-out pods (the default), ``all`` the picks or the ``train`` pods."""
+    split = params.get("split") or "held-out"
+    if split not in SPLITS:
+        raise TrainingError(f"split {split!r}: one of {', '.join(SPLITS)}")
     snap = version.data_snapshot or {}
     source = {k: v for k, v in params.items() if k in ("logs", "stored", "draft_kind", "limit")}
     if not source:
@@ -198,9 +217,10 @@ def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:
     code, logs_path = logs_source(version.scope, source)
     progress.expect(2 if logs_path else 1)  # reading the file, scoring
     data, keys, _ = draft_logs(code, logs_path, source, progress)
-    test = data.select(held_out_mask(keys))
+    held = held_out_mask(keys)
+    test = data if split == "all" else data.select(held if split == "held-out" else ~held)
     s = set_list(data.set_code)
-    bar = progress.bar(total=1, desc=f"scoring {len(test)} held-out picks")
+    bar = progress.bar(total=1, desc=f"scoring {len(test)} {split} picks")
     started = time.perf_counter()
     result = agreement(test, ranks_from_scores(test, score_matrix(_load_bot(version), test, s)))
     elapsed = time.perf_counter() - started
@@ -208,42 +228,5 @@ def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:
     progress.metric("top1", result["all"]["top1"])
     return {"top1": result["all"]["top1"], "top3": result["all"]["top3"], "mean_rank": result["all"]["mean_rank"],
             "unforced_top1": result["unforced"]["top1"], "picks": len(test),
-            "picks_per_second": round(len(test) / max(elapsed, 1e-9), 1), "split": "held-out pods (1 in 10)"}
-
-
-# --- the registry kind ---------------------------------------------------------------------------------------
-
-def shapes(config: dict) -> dict:
-    fmt = config.get("format")
-    if fmt == "archetype-v1":
-        need(config, "cards", "archetypes")
-        c, k = len(config["cards"]), len(config["archetypes"])
-        return {"weights": (c, k), "prior": (k,), "bias": (c,)}
-    if fmt == "neural-pick-v1":
-        import torch  # noqa: PLC0415 - seconds to import: kept off Django start-up
-
-        from drafts.bots.neural import NeuralConfig, NeuralPickNet  # noqa: PLC0415 - imports torch, as above
-
-        need(config, "cards", "net")
-        try:
-            cfg = NeuralConfig.from_dict(config["net"])
-            with torch.device("meta"):  # shapes only: no memory, no computation
-                net = NeuralPickNet(len(config["cards"]), cfg)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"the net config cannot build a pick net: {exc}") from None
-        members = int(config.get("ensemble", cfg.ensemble) or 1)
-        return {f"member{m}.{name}": tuple(t.shape) for m in range(members) for name, t in net.state_dict().items()}
-    raise ConfigError(f"unknown draft bot format {fmt!r} (archetype-v1 or neural-pick-v1)")
-
-
-def check_scope(scope: str) -> None:
-    family, _, code = scope.partition(":")
-    if family not in FAMILIES or not code:
-        raise TrainingError("A draft bot's scope is FAMILY:SET with FAMILY archetype or neural, e.g. archetype:BLB.")
-
-
-DRAFT_BOT = Kind(
-    KIND, shapes=shapes, train=train, evaluate=evaluate, check_scope=check_scope,
-    parameters={"epochs": int, "seed": int, "limit": int, "logs": str, "stored": bool, "draft_kind": str,
-                "consented": bool, "seats": str, "net": dict, "n_archetypes": int, "lr": float},
-    quick=lambda scope: QUICK.get(scope.partition(":")[0], {}))
+            "picks_per_second": round(len(test) / max(elapsed, 1e-9), 1),
+            "split": {"held-out": "held-out pods (1 in 10)", "all": "all picks", "train": "training pods"}[split]}

@@ -16,7 +16,8 @@ from decks.search import paginate, query_without_page
 from drafts import services
 from drafts.access import may_see_seat, visible_seats
 from drafts.core.cards import DraftError
-from drafts.core.plots import draft_history_figure, figure_bytes, loss_curves_figure, weights_heatmap_figure
+from common.figures import figure_bytes
+from drafts.core.plots import draft_history_figure, loss_curves_figure, weights_heatmap_figure
 from drafts.logstore import export_logs
 from drafts.models import Draft, DraftPick, DraftSeat
 from ml.models import ModelVersion

@@ -15,10 +15,9 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, SiteApi, errors_response
+from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
 from mtgsite import limits
 from mtgsite.guests import guest_key
-from drafts.api import _json_body
 from gameplay.core.engine.decks import sample_decks
 from gameplay import tasks
 from gameplay.play import PlayError, advice, choice, session
@@ -102,7 +101,7 @@ class AdviceView(limits.Limited, SiteApi, APIView):
                     "(GAME_API_ADVICE_MAX_SECONDS, 5 s by default). A state the engine cannot load, a seat "
                     "without a decision, an unknown level or algorithm: 400 with the reason.")
     def post(self, request):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         if "state" not in data:
@@ -162,7 +161,7 @@ class GameCreateView(limits.Limited, SiteApi, APIView):
         description="Start a game against the AI (bound to your account, or to your session as a guest). The AI "
                     "acts until your first decision. Decks with unknown or unsupported cards: 400 listing them.")
     def post(self, request):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         if "deck" not in data or "opponent_deck" not in data:
@@ -205,7 +204,7 @@ class GameActionView(SiteApi, APIView):
                     "resending the same client_action_id is answered, not applied twice; an engine crash: 500, "
                     "the game is kept as it was.")
     def post(self, request, game_id):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         action = data.get("key", data.get("action"))

@@ -21,7 +21,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from decks.core import wire
+from common import wire
 from gameplay import tasks
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError, session

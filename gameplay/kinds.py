@@ -27,7 +27,7 @@ def paths(value) -> list[str]:
 
 
 GAME_VALUE = kinds.Kind(
-    value_training.KIND, shapes=value_training.shapes, metadata=value_training.metadata, train=value_training.train,
+    value_training.KIND, label="Game value model (the search's learned leaf and win estimate)", shapes=value_training.shapes, metadata=value_training.metadata, train=value_training.train,
     evaluate=value_training.evaluate,
     parameters={"games": int, "workers": int, "seed": int, "epochs": int, "hidden": str, "weight_decay": float,
                 "rows": str, "from_rows": paths, "out": str},
@@ -35,7 +35,7 @@ GAME_VALUE = kinds.Kind(
     quick=lambda scope: {"games": 5, "workers": 1, "epochs": 60, "hidden": "8"})
 
 GAME_POLICY_NET = kinds.Kind(
-    policy_training.KIND, shapes=policy_training.shapes, metadata=policy_training.metadata,
+    policy_training.KIND, label="Game policy/value network (search prior and leaf value)", shapes=policy_training.shapes, metadata=policy_training.metadata,
     train=policy_training.train, evaluate=policy_training.evaluate,
     parameters={"games": int, "workers": int, "seed": int, "imitate": str, "celery": bool, "epochs": int, "width": int,
                 "layers": int, "heads": int, "lr": float, "batch": int, "weight_decay": float, "teacher": float,

@@ -1,17 +1,38 @@
-"""Model registry: trained versions of every model kind, one active per (kind, scope)."""
+"""Model registry: trained versions of every model kind, one active per (kind, scope).
+
+A row's ``kind`` is one the apps registered with ``ml.kinds`` (no choices list here: a new kind needs no ``ml``
+migration); ``clean()`` and ``save()`` refuse any other before a row is written.
+"""
+from django.core.exceptions import ValidationError
 from django.db import models
 
+from ml import kinds
 
-class ModelVersion(models.Model):
-    KINDS = [
-        ("card_embeddings", "Card embeddings (Doc2Vec + card classifier)"),
-        ("deck_diffusion", "Deck completion diffusion"),
-        ("deck_masked", "Deck completion: masked diffusion + retrieval"),
-        ("draft_bot", "Draft bot"),
-        ("game_value", "Game value model (the search's learned leaf and win estimate)"),
-        ("game_policy_net", "Game policy/value network (search prior and leaf value)"),
-    ]
-    kind = models.CharField(max_length=30, choices=KINDS, db_index=True)
+
+def check_kind(kind: str) -> None:
+    """``ValidationError`` (on the ``kind`` field) unless ``kind`` is a registered kind's name."""
+    if kinds.get(kind) is None or kinds.canonical(kind) != kind:
+        message = kinds.renamed(kind) or f"unknown model kind {kind!r} (registered kinds: {', '.join(kinds.names())})"
+        raise ValidationError({"kind": message})
+
+
+class KindChecked(models.Model):
+    """A row whose ``kind`` is checked against the registered kinds in ``clean()`` and ``save()``."""
+
+    class Meta:
+        abstract = True
+
+    def clean(self):
+        super().clean()
+        check_kind(self.kind)
+
+    def save(self, *args, **kwargs):
+        check_kind(self.kind)
+        super().save(*args, **kwargs)
+
+
+class ModelVersion(KindChecked):
+    kind = models.CharField(max_length=30, db_index=True)
     scope = models.CharField(max_length=40, blank=True, default="", help_text="e.g. a set code for draft bots")
     version = models.PositiveIntegerField()
     config = models.JSONField(default=dict)
@@ -56,14 +77,14 @@ class ActivationEvent(models.Model):
         return f"{self.action} {self.version} (was {self.previous or 'none'})"
 
 
-class TrainingRun(models.Model):
+class TrainingRun(KindChecked):
     """A training or evaluation job (a Celery task on the training queue) and what it reports."""
     STATUSES = [(s, s) for s in ("queued", "running", "succeeded", "failed", "cancelled")]
     JOBS = [("train", "train"), ("evaluate", "evaluate")]
     LOG_LIMIT = 20_000  # characters of log kept (the tail)
 
     job = models.CharField(max_length=10, choices=JOBS, default="train")
-    kind = models.CharField(max_length=30, choices=ModelVersion.KINDS)
+    kind = models.CharField(max_length=30)
     scope = models.CharField(max_length=40, blank=True, default="")
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=STATUSES, default="queued", db_index=True)

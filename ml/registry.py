@@ -102,7 +102,7 @@ def _headline_metric(metrics: dict) -> str:
 def describe_version(kind: str, scope: str, metrics: dict, data_snapshot: dict, weights_bytes: int) -> str:
     """What a version is, for its notes when nobody wrote any: kind, the data it learned from, size, key metric."""
     data, metrics = data_snapshot or {}, metrics or {}
-    label = dict(ModelVersion.KINDS).get(kind, kind) + (f" {scope}" if scope else "")
+    label = kinds.label(kind) + (f" {scope}" if scope else "")
     decks = data.get("train_decks") or metrics.get("train_decks")
     picks = data.get("train_rows") or metrics.get("refit_picks") or metrics.get("train_picks")
     if decks:
@@ -232,8 +232,9 @@ def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", a
     unpickled, never fully loaded) and register it. ``file``: a path or a file object (e.g. Django's
     UploadedFile). Raises ``UploadRejected`` with the reason; nothing is written then."""
     limit = int(settings.MTG_MODEL_UPLOAD_MAX_BYTES)
-    if kind not in dict(ModelVersion.KINDS):
-        raise UploadRejected(f"Unknown kind {kind!r}.")
+    if kinds.get(kind) is None:
+        raise UploadRejected(f"Unknown kind {kind!r} (registered kinds: {', '.join(kinds.names())}).")
+    kind = kinds.canonical(kind)
     if isinstance(config, str):
         try:
             config = json.loads(config or "{}")

@@ -169,19 +169,34 @@ def parameters_for(kind: str, scope: str, parameters: dict | None, quick: bool) 
 def validate(kind: str, scope: str) -> None:
     found = kinds.get(kind)
     if found is None or found.train is None:
-        raise kinds.TrainingError(f"{kind} cannot be trained here (trainable kinds: {', '.join(kinds.trainable())}).")
+        renamed = kinds.renamed(kind)
+        raise kinds.TrainingError(f"{kind} cannot be trained here (trainable kinds: {', '.join(kinds.trainable())})."
+                                  if renamed is None else f"{renamed}: train {kinds.canonical(kind)}.")
     if found.check_scope is not None:
         found.check_scope(scope)
     elif scope:
         raise kinds.TrainingError(f"{kind} has no scope (leave it empty).")
 
 
+IF_BETTER = "if_better"  # the ``activate`` of a run whose version is activated only when it beats the active one
+
+
 def create_training_run(kind: str, scope: str = "", parameters: dict | None = None, quick: bool = False,
-                        activate: bool = False, user: str = "") -> TrainingRun:
-    """The row of a training run, waiting for a worker (``ml.tasks.enqueue_training`` queues it)."""
+                        activate: bool | str = False, user: str = "") -> TrainingRun:
+    """The row of a training run, waiting for a worker (``ml.tasks.enqueue_training`` queues it). The kind, its
+    scope and the parameters' names and types are checked first (``TrainingError``: no row is written).
+    ``activate``: True, False or ``IF_BETTER`` (when the kind can compare versions: ``Kind.better``)."""
+    kind = kinds.canonical(kind)
     validate(kind, scope)
     params = parameters_for(kind, scope, parameters, quick)
-    params["activate"] = bool(activate or params.get("activate"))
+    found = kinds.get(kind)
+    kinds.cast_parameters(params, found.parameters)
+    if activate == IF_BETTER or params.get("activate") == IF_BETTER:
+        if found.better is None:
+            raise kinds.TrainingError(f"{kind} cannot compare versions: activate it or not.")
+        params["activate"] = IF_BETTER
+    else:
+        params["activate"] = bool(activate or params.get("activate"))
     return TrainingRun.objects.create(job="train", kind=kind, scope=scope, parameters=params, created_by=user,
                                       message="Waiting for a training worker")
 
@@ -190,6 +205,8 @@ def create_evaluation_run(version: ModelVersion, parameters: dict | None = None,
     found = kinds.get(version.kind)
     if found is None or found.evaluate is None:
         raise kinds.TrainingError(f"No evaluation for {version.kind} yet.")
+    if found.evaluate_parameters is not None:
+        kinds.cast_parameters(parameters or {}, found.evaluate_parameters)
     return TrainingRun.objects.create(job="evaluate", kind=version.kind, scope=version.scope,
                                       parameters=parameters or {}, created_by=user, target_version=version,
                                       message="Waiting for a training worker")
@@ -223,7 +240,7 @@ def _run(run: TrainingRun, reporter: Reporter) -> None:
             params = kinds.cast_parameters(run.parameters, kind.parameters)
             params["notes"] = run.parameters.get("notes") or ""
             version = kind.train(params, reporter, run.scope)
-            if run.parameters.get("activate"):
+            if activates(kind, version, run.parameters.get("activate")):
                 activate_version(version, user=run.created_by or f"training run {run.pk}")
             reporter.log(f"registered {version}")
             fields = {"result_version": version}
@@ -256,6 +273,15 @@ def _run(run: TrainingRun, reporter: Reporter) -> None:
         TrainingRun.objects.filter(pk=run.pk).update(
             status="failed", finished=timezone.now(), error=f"{type(exc).__name__}: {message}"[:4000],
             message="Failed", log="\n".join(reporter.lines)[-TrainingRun.LOG_LIMIT:])
+
+
+def activates(kind: kinds.Kind, version: ModelVersion, activate) -> bool:
+    """Whether a run's new version becomes active: ``activate`` True, or ``IF_BETTER`` and it beats the active
+    version of its (kind, scope) by the kind's ``better`` (or none is active)."""
+    if activate != IF_BETTER:
+        return bool(activate)
+    current = ModelVersion.objects.filter(kind=version.kind, scope=version.scope, active=True).first()
+    return current is None or kind.better(version.metrics or {}, current.metrics or {})
 
 
 WORKER_LOST = ("The worker running this run stopped (killed or lost) at {progress:.0f}% and the run did not finish. "

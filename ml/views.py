@@ -39,8 +39,11 @@ class JSONField(forms.CharField):
 
 
 def trainable_choices():
-    labels = dict(ModelVersion.KINDS)
-    return [(k, labels.get(k, k)) for k in kinds.trainable()]
+    return kinds.choices(lambda kind: kind.train is not None)
+
+
+def uploadable_choices():
+    return kinds.choices(lambda kind: kind.shapes is not None)
 
 
 class TrainForm(forms.Form):
@@ -63,7 +66,7 @@ class TrainForm(forms.Form):
 
 
 class UploadForm(forms.Form):
-    kind = forms.ChoiceField(choices=[(k, v) for k, v in ModelVersion.KINDS if k != "game_value"])
+    kind = forms.ChoiceField(choices=uploadable_choices)
     scope = forms.CharField(required=False, max_length=40, help_text="Draft bots: FAMILY:SET.")
     config = JSONField(widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
                        help_text="The version's config JSON: the tensors are checked against it.")
@@ -78,7 +81,6 @@ def version_groups():
     groups = OrderedDict()
     for v in ModelVersion.objects.order_by("kind", "scope", "-version"):
         groups.setdefault((v.kind, v.scope), []).append(v)
-    labels = dict(ModelVersion.KINDS)
     out = []
     for (kind, scope), versions in groups.items():
         flats = [training.flat_metrics(v.metrics) for v in versions]
@@ -92,7 +94,7 @@ def version_groups():
             refs = registry.references(v)
             rows.append({"v": v, "cells": [_fmt(flat.get(k)) for k in columns], "refs": refs,
                          "deletable": not v.active and not refs})
-        out.append({"kind": kind, "label": labels.get(kind, kind), "scope": scope, "columns": columns, "rows": rows,
+        out.append({"kind": kind, "label": kinds.label(kind), "scope": scope, "columns": columns, "rows": rows,
                     "active": next((v for v in versions if v.active), None)})
     return out
 

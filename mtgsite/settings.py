@@ -117,6 +117,7 @@ INSTALLED_APPS = [
     "drafts",
     "gameplay",
     "ml",
+    "mtgsite",  # the site's own management commands (setup_site)
 ]
 
 MIDDLEWARE = [

@@ -2,7 +2,8 @@
 
 - The import graph of the project's own modules (tests and migrations excluded) has no cycle.
 - Pure code (every ``<app>/core`` package, and ``drafts.bots``, ``decks.completion.models``, the pure modules of
-  ``decks.embeddings``) imports no Django and nothing of the shell (models, views, tasks, ...): only other pure code.
+  ``decks.embeddings``, ``common``) imports no Django and nothing of the shell (models, views, tasks, ...): only other
+  pure code.
 - An import inside a function is allowed only with a ``# noqa: PLC0415`` marker that says why (ruff's
   import-outside-toplevel rule flags the unmarked ones; this test flags marks without a reason).
 """
@@ -16,9 +17,9 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite")
+APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite", "common")
 PURE = ("drafts.bots", "decks.completion.models", "decks.embeddings.text", "decks.embeddings.doc2vec",
-        "decks.embeddings.classifier")
+        "decks.embeddings.classifier", "common")
 MARK = re.compile(r"#\s*noqa:\s*PLC0415\b(.*)$")
 
 
@@ -141,11 +142,12 @@ def test_a_planted_cycle_is_found(tmp_path):
 
 
 def test_tests_mirror_the_code():
-    """tests/<app>/core/ holds the tests of pure code: they use no Django (no import, no database)."""
+    """tests/<app>/core/ (and tests/common/) holds the tests of pure code: they use no Django (no import, no
+    database)."""
     tests = ROOT / "tests"
     bad = []
-    for app in APPS:
-        for path in sorted((tests / app / "core").rglob("*.py")):
+    for folder in [tests / app / "core" for app in APPS] + [tests / "common"]:
+        for path in sorted(folder.rglob("*.py")):
             source = path.read_text()
             if re.search(r"^\s*(from|import)\s+(django|rest_framework|channels)\b|django_db|\bclient\b", source, re.M):
                 bad.append(str(path.relative_to(ROOT)))

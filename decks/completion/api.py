@@ -12,7 +12,7 @@ from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, SiteApi, errors_response
+from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
 from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MODELS, CompletionRequestError, create_job,
                                       job_payload, parse_request)
 from decks.core.rules import FORMATS

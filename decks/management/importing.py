@@ -1,28 +1,16 @@
-"""Shared pieces of the import commands: data paths, progress bars, clean errors."""
+"""Shared pieces of the import commands: data paths, clean errors (their progress bars: ``mtgsite.progress``)."""
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from decks.core.catalogue import DataError
 
 
 def data_path(*parts: str) -> Path:
     return Path(settings.MTG_DATA_DIR).joinpath(*parts)
-
-
-def progress(iterable=None, **kwargs):
-    """A progress bar on stderr (quiet when stderr is not a terminal unless MTG_PROGRESS=1)."""
-    kwargs.setdefault("disable", not (sys.stderr.isatty() or os.environ.get("MTG_PROGRESS") == "1"))
-    kwargs.setdefault("unit_scale", True)
-    kwargs.setdefault("file", sys.stderr)
-    kwargs.setdefault("mininterval", 0.5)
-    return tqdm(iterable, **kwargs)
 
 
 def require(path: Path, what: str) -> Path:

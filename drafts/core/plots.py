@@ -5,7 +5,7 @@
   that pair after each pick, and a dot per pick marks the card, coloured by its colours and
   outlined by its rarity, at the height of the pair it fits best.
 * :func:`weights_heatmap_figure` shows an archetype bot's card-by-archetype weights.
-* :func:`figure_bytes` renders a figure to SVG or PNG bytes.
+* ``common.figures.figure_bytes`` renders a figure to SVG or PNG bytes.
 
 Figures are made with :class:`matplotlib.figure.Figure` directly rather than pyplot, so nothing is
 registered in pyplot's global figure list (safe in a web worker, nothing to leak); matplotlib is
@@ -13,13 +13,12 @@ imported only when a figure is drawn, so importing this module costs no more tha
 """
 from __future__ import annotations
 
-import io
-import sys
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from common.figures import new_figure
 from decks.core.cards import COLOR_ORDER
 from drafts.core.cards import SetList
 
@@ -30,15 +29,6 @@ RARITY_EDGES = {"common": "#000000", "uncommon": "#a8a8a8", "rare": "#c9a227", "
                 "basic": "#000000", "special": "#7b3fa0"}
 PAIR_NAMES = {"WU": "Azorius", "WB": "Orzhov", "WR": "Boros", "WG": "Selesnya", "UB": "Dimir",
               "UR": "Izzet", "UG": "Simic", "BR": "Rakdos", "BG": "Golgari", "RG": "Gruul"}
-
-
-def _new_figure(**kwargs):
-    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure  # noqa: PLC0415 - after matplotlib.use("Agg")
-
-    return Figure(**kwargs)
 
 
 def _field(pick: Any, name: str):
@@ -87,7 +77,7 @@ def draft_history_figure(history: Sequence[Any], set_list: SetList, ratings: Map
     xs = [p * per_pack + k + 1 for p, k, _ in keyed]  # overall pick, 1-based (1..42 for 3 x 14)
     running = pair_commitment(picks, set_list, ratings)
 
-    fig = _new_figure(figsize=(10, 5.2), dpi=100)
+    fig = new_figure(figsize=(10, 5.2), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
     palette = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666",
                "#1f78b4", "#b2182b"]
@@ -142,7 +132,7 @@ def weights_heatmap_figure(weights, card_names: Sequence[str], archetype_names: 
     height = min(max(3.0, 0.1 * len(rows) + 1.4), 40.0)
     label_in = 0.25 + 0.045 * max((len(t) for t in labels), default=0)  # room for 6 pt card names
     width = label_in + 0.45 * len(archetype_names) + 1.4
-    fig = _new_figure(figsize=(width, height), dpi=100)
+    fig = new_figure(figsize=(width, height), dpi=100)
     # fixed margins in inches (tight_layout would measure every label, slow for a whole set)
     fig.subplots_adjust(left=label_in / width, right=1 - 1.3 / width, bottom=0.8 / height, top=1 - 0.4 / height)
     ax = fig.add_subplot(1, 1, 1)
@@ -165,7 +155,7 @@ def weights_heatmap_figure(weights, card_names: Sequence[str], archetype_names: 
 
 def loss_curves_figure(history: Mapping[str, Sequence[float]], title: str | None = None):
     """Training and validation loss per epoch (and validation top-1 on a second axis when logged)."""
-    fig = _new_figure(figsize=(7, 3.8), dpi=100)
+    fig = new_figure(figsize=(7, 3.8), dpi=100)
     ax = fig.add_subplot(1, 1, 1)
     train = list(history.get("train_loss") or [])
     val = list(history.get("val_loss") or [])
@@ -195,27 +185,5 @@ def loss_curves_figure(history: Mapping[str, Sequence[float]], title: str | None
     return fig
 
 
-def figure_bytes(fig, fmt: str = "svg") -> bytes:
-    """Render ``fig`` as ``svg`` or ``png`` bytes, then close it.
-
-    SVG keeps text as text (smaller and faster than glyph paths) and is written without a date, so
-    the same figure gives the same bytes.
-    """
-    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
-
-    fmt = fmt.lower()
-    if fmt not in ("svg", "png"):
-        raise ValueError(f"figure format must be 'svg' or 'png', not {fmt!r}")
-    buffer = io.BytesIO()
-    try:
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mtg-draft"}):
-            fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else {"Software": None})
-    finally:
-        if "matplotlib.pyplot" in sys.modules:  # a pyplot-made figure: drop it from pyplot's list
-            sys.modules["matplotlib.pyplot"].close(fig)
-        fig.clear()
-    return buffer.getvalue()
-
-
-__all__ = ["CARD_COLORS", "PAIRS", "RARITY_EDGES", "draft_history_figure", "figure_bytes", "pair_commitment",
+__all__ = ["CARD_COLORS", "PAIRS", "RARITY_EDGES", "draft_history_figure", "pair_commitment",
            "weights_heatmap_figure"]

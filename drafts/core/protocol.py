@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from decks.core import wire
+from common import wire
 from drafts.core.cards import DraftError, SetList
 from drafts.core.pod import DraftPod, pass_direction
 

@@ -11,9 +11,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, SiteApi, errors_response
+from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
 from drafts.access import current_consent, guest_key, remember_consent
-from drafts.api import _json_body
 from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
 from drafts.models import Draft
@@ -62,7 +61,7 @@ class PodCreateView(limits.Limited, SiteApi, APIView):
                        "consent": True})],
                    description="Open a pod in the lobby with you (the host) in seat 0; share its page to fill seats.")
     def post(self, request):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         try:
@@ -95,7 +94,7 @@ class PodJoinView(SiteApi, APIView):
                                             409: ApiErrorsSerializer},
                    description='Take a free seat: {"display_name": str, "consent": bool}.')
     def post(self, request, draft_id):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         try:
@@ -127,7 +126,7 @@ class PodPickView(SiteApi, APIView):
                    description='Pick from your pack: {"card", "pack_number", "pick_number", "client_pick_id"} '
                                "(0-based numbers; resending the same client_pick_id is answered, not applied twice).")
     def post(self, request, draft_id):
-        data, error = _json_body(request)
+        data, error = json_body(request)
         if error:
             return error
         card, cid = data.get("card"), data.get("client_pick_id")

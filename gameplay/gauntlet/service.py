@@ -25,6 +25,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from common.figures import figure_bytes
 from decks.core.decklist import parse_decklist
 from decks.models import Deck
 from decks.services import card_index, parsed_from_deck
@@ -432,4 +433,4 @@ def export(run: GauntletRun) -> dict:
 def heatmap_bytes(run: GauntletRun, fmt: str = "svg") -> bytes:
     summary = results_of(run)["summary"]
     title = f"{run}: win rate with 95% interval ({summary['games']['scored']} games, draws count half)"
-    return core.figure_bytes(core.heatmap_figure(summary, title=title), fmt)
+    return figure_bytes(core.heatmap_figure(summary, title=title), fmt)

@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("gameplay", "0006_gamereview"),
-        ("ml", "0006_game_value_kind"),
+        ("ml", "0006_kind_from_the_registry"),
     ]
 
     operations = [

@@ -11,7 +11,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from decks.api import ApiErrorsSerializer, SiteApi, errors_response
+from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError, session
 from gameplay.review import service, tasks

@@ -280,13 +280,14 @@ def test_pod_api_flow_and_bad_input(draft_set):
 
 
 def test_admin_retrains_from_the_consented_drafts(draft_set, tmp_path):
-    """export_drafts --consented and train_draftbot --stored SET --consented use only opted-in seats."""
+    """export_drafts --consented and models train draft_bot with stored=true consented=true use only opted-in seats."""
     from django.core.management import CommandError, call_command
 
     from ml.models import ModelVersion
 
     with pytest.raises(CommandError):
-        call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--consented", stdout=io.StringIO())
+        call_command("models", "train", "draft_bot", "--scope", "archetype:TST", "--param", "stored=true",
+                     "--param", "consented=true", stdout=io.StringIO(), stderr=io.StringIO())
     for consent in ("yes", "yes", "no"):
         c = Client()
         create_via_page(c, consent=consent, seats=2)
@@ -296,7 +297,8 @@ def test_admin_retrains_from_the_consented_drafts(draft_set, tmp_path):
     out = tmp_path / "consented.csv"
     call_command("export_drafts", "--out", str(out), "--set", "TST", "--consented", stdout=io.StringIO())
     assert len(out.read_text().strip().splitlines()) == 1 + 2 * 42
-    call_command("train_draftbot", "--bot", "archetype", "--stored", "TST", "--consented", "--epochs", "1",
-                 stdout=io.StringIO())
+    call_command("models", "train", "draft_bot", "--scope", "archetype:TST", "--param", "stored=true",
+                 "--param", "consented=true", "--param", "epochs=1", "--activate-if-better", stdout=io.StringIO(),
+                 stderr=io.StringIO())
     version = ModelVersion.objects.get(kind="draft_bot", scope="archetype:TST")
     assert version.data_snapshot["rows"] == 2 * 42 and "consented" in version.data_snapshot["logs"]

@@ -104,3 +104,22 @@ def test_training_form_starts_a_run_and_the_json_reports_it(client, staff, draft
     assert data["metric"]["name"] == "held_out_top1" and "held-out top-1" in data["log"]
     assert run.parameters == {"epochs": 2, "quick": True, "activate": True} and run.created_by == "ada"
     assert ModelVersion.objects.get(pk=data["version"]).active
+
+
+def test_unknown_kinds_and_bad_parameters_are_form_errors_not_rows(client, staff, tmp_path, model_dir):
+    client.force_login(staff)
+    good = tmp_path / "good.safetensors"
+    save_file(tiny_tensors(), str(good))
+    with open(good, "rb") as fh:
+        r = client.post("/models/upload/", {"kind": "wizard", "scope": SCOPE, "config": json.dumps(archetype_config()),
+                                            "file": fh})
+    assert r.status_code == 400 and "wizard is not one of the available choices" in r.content.decode()
+    r = client.post("/models/train/", {"kind": "wizard", "scope": "", "parameters": "{}"})
+    assert r.status_code == 400
+    r = client.post("/models/train/", {"kind": "draft_bot", "scope": SCOPE, "parameters": '{"epochs": "many"}'})
+    assert r.status_code == 400 and "parameter epochs" in r.content.decode()
+    assert not ModelVersion.objects.exists() and not TrainingRun.objects.exists()
+    page = client.get("/models/").content.decode()
+    assert '<option value="draft_bot">Draft bot</option>' in page
+    with pytest.raises(registry.UploadRejected, match="Unknown kind 'wizard'"):
+        registry.upload_version("wizard", "", str(good), {})

@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from common.stats import sign_test
 from decks.completion.models.masking import known_from_count
 
-__all__ = ["evaluate", "compare", "sign_test", "paired", "sample_decks", "known_mask", "multiset_overlap", "multiset_difference",
+__all__ = ["evaluate", "compare", "paired", "sample_decks", "known_mask", "multiset_overlap", "multiset_difference",
            "check_completion"]
 
 MAIN_SIZE = 60
@@ -191,16 +192,6 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
     result["per_format"] = {int(f): _summary(main_r[fm == f], side_r[fm == f], valid[fm == f])
                             for f in np.unique(fm)}
     return result
-
-
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided sign test p-value for ``wins`` against ``losses`` (ties dropped): exact binomial, p = 1/2."""
-    n = int(wins) + int(losses)
-    if n == 0:
-        return 1.0
-    k = min(int(wins), int(losses))
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0 ** n
-    return float(min(1.0, 2.0 * tail))
 
 
 def paired(a, b, eps: float = 1e-12) -> dict:

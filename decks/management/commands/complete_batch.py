@@ -12,8 +12,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
-from decks.management.importing import progress
 from decks.completion.models.common import CompletionError
+from mtgsite.progress import progress
 from ml.registry import NoActiveModel
 
 

@@ -22,7 +22,8 @@ from decks.bulk import insert_rows
 from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
-from decks.management.importing import DataErrorAsCommandError, data_path, progress, require
+from decks.management.importing import DataErrorAsCommandError, data_path, require
+from mtgsite.progress import progress
 from decks.models import Card, Deck, DeckAppearance, DeckCard, Legality
 from decks.services import card_index, save_parsed_deck
 

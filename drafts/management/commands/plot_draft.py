@@ -4,7 +4,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from drafts import services
-from drafts.core.plots import draft_history_figure, figure_bytes, weights_heatmap_figure
+from common.figures import figure_bytes
+from drafts.core.plots import draft_history_figure, weights_heatmap_figure
 from drafts.management.common import DraftErrorsAsCommandErrors
 from drafts.models import DraftSeat
 

@@ -18,15 +18,13 @@
   of the decks playing it with its interval, and the mean copies in won and lost deck-games.
   With a handful of decks a card's figures are those of the decks that play it: read them as
   "what the winning decks have in common", not as the card's own strength.
-* :func:`heatmap_figure` draws the matrix (matplotlib, no pyplot); :func:`figure_bytes` renders it.
+* :func:`heatmap_figure` draws the matrix (matplotlib, no pyplot); ``common.figures.figure_bytes`` renders it.
 
 No Django here: the shell (``gameplay.gauntlet``) stores runs and games and calls these. The top of
 the core's layers: imports engine and players (and so everything below them).
 """
 from __future__ import annotations
 
-import io
-import math
 import random
 import time
 from dataclasses import dataclass
@@ -35,10 +33,11 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from common.figures import new_figure
+from common.stats import Z95, wilson
 from gameplay.core.engine.adapter import EngineError, PhaseEngine
 from gameplay.core.matches.players import make_player, play_game
 
-Z95 = 1.959963984540054
 DRAW_POLICY = "a draw (or a game cut at the decision cap) counts half a win for each deck"
 BASIC_LANDS = frozenset({"Plains", "Island", "Swamp", "Mountain", "Forest", "Wastes", "Snow-Covered Plains",
                          "Snow-Covered Island", "Snow-Covered Swamp", "Snow-Covered Mountain", "Snow-Covered Forest",
@@ -149,32 +148,6 @@ def pool_play(index: int, deck0: Sequence[str], deck1: Sequence[str], seed: int,
 
 
 # --- statistics -------------------------------------------------------------------------------
-
-def wilson(successes: float, n: float, z: float = Z95) -> tuple[float | None, float, float]:
-    """Rate and Wilson score interval of ``successes`` out of ``n`` (half successes allowed).
-
-    With ``n == 0`` the rate is None and the interval is the whole [0, 1].
-    """
-    if n <= 0:
-        return None, 0.0, 1.0
-    p = min(max(successes / n, 0.0), 1.0)
-    z2 = z * z
-    denom = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
-    return p, max(0.0, centre - half), min(1.0, centre + half)
-
-
-def sign_test(better: int, worse: int) -> float:
-    """Two-sided exact p-value that two players' results, compared game by game on the same seeds,
-    differ only by chance: ``better`` and ``worse`` count the games whose result flipped each way
-    (McNemar's exact test; games with the same result say nothing either way)."""
-    n = better + worse
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, k) for k in range(min(better, worse) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
-
 
 def _record(wins: int, losses: int, draws: int, z: float = Z95) -> dict:
     games = wins + losses + draws
@@ -340,7 +313,7 @@ def heatmap_figure(summary: Mapping, title: str | None = None):
     bottom = 0.65 + 0.045 * longest    # the slanted column names
     cell = 1.45 if n <= 6 else max(0.7, 8.5 / n)
     width, height = left + cell * n + 1.2, bottom + cell * n + 0.55
-    fig = _new_figure(figsize=(width, height), dpi=100)
+    fig = new_figure(figsize=(width, height), dpi=100)
     fig.subplots_adjust(left=left / width, right=1 - 1.2 / width, bottom=bottom / height, top=1 - 0.55 / height)
     ax = fig.add_subplot(1, 1, 1)
     from matplotlib import colormaps  # noqa: PLC0415 - matplotlib is heavy: loaded only to draw
@@ -380,32 +353,6 @@ def heatmap_figure(summary: Mapping, title: str | None = None):
     return fig
 
 
-def _new_figure(**kwargs):
-    """A figure made without pyplot (nothing registered globally: safe in a web or Celery worker)."""
-    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure  # noqa: PLC0415 - after matplotlib.use("Agg")
-
-    return Figure(**kwargs)
-
-
-def figure_bytes(fig, fmt: str = "svg") -> bytes:
-    """Render ``fig`` as ``svg`` (text kept as text, no date: same figure, same bytes) or ``png``."""
-    import matplotlib  # noqa: PLC0415 - heavy: loaded only to draw
-
-    fmt = fmt.lower()
-    if fmt not in ("svg", "png"):
-        raise ValueError(f"figure format must be 'svg' or 'png', not {fmt!r}")
-    buffer = io.BytesIO()
-    try:
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mtg-gauntlet"}):
-            fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else {"Software": None})
-    finally:
-        fig.clear()
-    return buffer.getvalue()
-
-
 __all__ = ["BASIC_LANDS", "DRAW_POLICY", "GauntletInputError", "ScheduledGame", "aggregate", "card_stats", "expand",
-           "figure_bytes", "format_matrix", "game_seed", "heatmap_figure", "play_match", "pool_init", "pool_play",
-           "schedule", "wilson"]
+           "format_matrix", "game_seed", "heatmap_figure", "play_match", "pool_init", "pool_play",
+           "schedule"]

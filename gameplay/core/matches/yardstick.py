@@ -18,7 +18,8 @@ import time
 import zlib
 from typing import Iterable, Sequence
 
-from gameplay.core.matches.roundrobin import expand, sign_test, wilson
+from common.stats import sign_test, wilson
+from gameplay.core.matches.roundrobin import expand
 from gameplay.core.matches.players import make_player, play_game
 
 BASELINE = "engine:VeryHard"

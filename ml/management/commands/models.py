@@ -1,8 +1,10 @@
-"""The model management pages from the command line:
+"""The model management pages from the command line, and the one front door to train and evaluate any kind:
 
     manage.py models list [--kind KIND]
-    manage.py models train KIND [--scope S] [--quick] [--activate] [--params JSON] [--queue]
-    manage.py models evaluate VERSION_ID [--params JSON] [--queue]
+    manage.py models kinds
+    manage.py models train KIND [--scope S] [--quick] [--activate | --activate-if-better] [--param KEY=VALUE ...]
+                                [--params JSON|@file.json] [--notes TEXT] [--queue]
+    manage.py models evaluate VERSION_ID|KIND [--scope S] [--param KEY=VALUE ...] [--params JSON] [--out FILE] [--queue]
     manage.py models activate VERSION_ID
     manage.py models rollback KIND [--scope S]
     manage.py models delete VERSION_ID
@@ -21,7 +23,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from decks.management.importing import progress
+from mtgsite.progress import progress
 from ml import kinds, training
 from ml.kinds import TrainingError
 from ml.models import ModelVersion
@@ -44,23 +46,57 @@ def _json(value: str | None) -> dict:
     return data
 
 
+def parameters(params: str | None, param: list[str] | None) -> dict:
+    """``--params`` (a JSON object) overridden by each ``--param KEY=VALUE`` (text, cast to the kind's type when
+    the run is created: see PARAMETERS)."""
+    out = _json(params)
+    for item in param or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CommandError(f"--param {item!r}: give KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+PARAMETERS = """\
+Parameters of a kind (`models kinds` lists them with their types): --param KEY=VALUE, repeated, over --params
+JSON. Text is cast to the parameter's type: int, float, str; bool: true/false, yes/no, on/off, 1/0 (a flag of
+a former command, e.g. --consented, is --param consented=true); list: a JSON list or a,b,c (numbers read as
+numbers); dict: a JSON object (--param 'net={"hidden": [64]}'); file path: the file must exist. Unknown names
+and wrong types are refused before any run is written."""
+
+
 class Command(BaseCommand):
-    help = "List, train, evaluate, activate, roll back, delete and upload model versions."
+    help = ("List, train, evaluate, activate, roll back, delete and upload model versions: the one front door to "
+            "train and evaluate every registered kind (`models kinds`). " + PARAMETERS)
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        from argparse import RawDescriptionHelpFormatter  # noqa: PLC0415 the help keeps its lines (PARAMETERS)
+
+        return super().create_parser(prog_name, subcommand, formatter_class=RawDescriptionHelpFormatter, **kwargs)
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
         p = sub.add_parser("list")
         p.add_argument("--kind")
-        p = sub.add_parser("train")
+        sub.add_parser("kinds", help="the registered kinds, with their parameters and types")
+        p = sub.add_parser("train", help="train a version of KIND", epilog=PARAMETERS)
         p.add_argument("kind")
         p.add_argument("--scope", default="")
-        p.add_argument("--quick", action="store_true")
-        p.add_argument("--activate", action="store_true")
-        p.add_argument("--params", help="JSON object of training parameters (or @file.json)")
+        p.add_argument("--quick", action="store_true", help="the kind's tiny preset (the parameters given override it)")
+        activation = p.add_mutually_exclusive_group()
+        activation.add_argument("--activate", action="store_true", help="activate the new version")
+        activation.add_argument("--activate-if-better", action="store_true",
+                                help="activate it when it beats the active version (or none is active)")
+        self._parameter_arguments(p)
+        p.add_argument("--notes", default=None, help="what the version is (default: its kind, data, size, metric)")
         p.add_argument("--queue", action="store_true", help="send it to the training queue and follow it")
-        p = sub.add_parser("evaluate")
-        p.add_argument("version_id", type=int)
-        p.add_argument("--params")
+        p = sub.add_parser("evaluate", help="evaluate a version (VERSION_ID, or KIND: its active version)",
+                           epilog=PARAMETERS)
+        p.add_argument("target", help="a version id, or a kind (its active version of --scope)")
+        p.add_argument("--scope", default="")
+        self._parameter_arguments(p)
+        p.add_argument("--out", help="also write the metrics to this JSON file")
         p.add_argument("--queue", action="store_true")
         p = sub.add_parser("activate")
         p.add_argument("version_id", type=int)
@@ -77,8 +113,22 @@ class Command(BaseCommand):
         p.add_argument("--notes", default="")
         p.add_argument("--activate", action="store_true")
 
+    @staticmethod
+    def _parameter_arguments(p):
+        p.add_argument("--param", action="append", metavar="KEY=VALUE", help="a parameter (repeat it)")
+        p.add_argument("--params", help="JSON object of parameters (or @file.json)")
+
     def handle(self, *args, action, **opts):
         return getattr(self, f"do_{action}")(**opts) or ""
+
+    def _kind(self, kind: str | None) -> str | None:
+        """The kind's name now; an old name's notice on stderr ("game_policy is now game_value")."""
+        if not kind:
+            return kind
+        notice = kinds.renamed(kind)
+        if notice:
+            self.stderr.write(notice)
+        return kinds.canonical(kind)
 
     # --- actions -------------------------------------------------------------------------------------------
     def do_list(self, kind=None, **_):
@@ -95,25 +145,49 @@ class Command(BaseCommand):
             self.stdout.write(f"{v.pk:>5}  {v.kind:<16} {v.scope:<14} v{v.version:<3} {'*' if v.active else ' '} "
                               f"{v.weights_bytes / 1e6:7.2f} MB  {shown}")
 
-    def do_train(self, kind, scope="", quick=False, activate=False, params=None, queue=False, **_):
+    def do_kinds(self, **_):
+        for name in kinds.names():
+            kind = kinds.get(name)
+            jobs = "/".join(job for job, fn in (("train", kind.train), ("evaluate", kind.evaluate)) if fn) or "upload"
+            self.stdout.write(f"{name:<16} {kind.label or name} ({jobs})")
+            for title, allowed in (("train", kind.parameters), ("evaluate", kind.evaluate_parameters or {})):
+                if allowed:
+                    self.stdout.write(f"  {title}: " + ", ".join(f"{key}={kinds.type_name(cast)}"
+                                                                   for key, cast in allowed.items()))
+
+    def do_train(self, kind, scope="", quick=False, activate=False, activate_if_better=False, param=None,
+                 params=None, notes=None, queue=False, **_):
         kind = self._kind(kind)
-        try:
-            training.validate(kind, scope)
-        except TrainingError as exc:
-            raise CommandError(str(exc))
+        given = parameters(params, param)
+        if notes is not None:
+            given["notes"] = notes
         queue = queue and not settings.CELERY_TASK_ALWAYS_EAGER  # the embedded stack runs it here
         start = enqueue_training if queue else training.create_training_run
-        return self._run(lambda: start(kind, scope, _json(params), quick=quick, activate=activate,
-                                       user="manage.py models"), queue)
+        how = training.IF_BETTER if activate_if_better else activate
+        try:
+            return self._run(lambda: start(kind, scope, given, quick=quick, activate=how, user="manage.py models"),
+                             queue)
+        except TrainingError as exc:
+            raise CommandError(str(exc))
 
-    def do_evaluate(self, version_id, params=None, queue=False, **_):
-        version = self._version(version_id)
+    def do_evaluate(self, target, scope="", param=None, params=None, out=None, queue=False, **_):
+        if target.isdigit():
+            version = self._version(int(target))
+        else:
+            kind = self._kind(target)
+            version = ModelVersion.objects.filter(kind=kind, scope=scope, active=True).first()
+            if version is None:
+                raise CommandError(f"no active {kind}{f' [{scope}]' if scope else ''} version to evaluate "
+                                   f"(give a version id: manage.py models list)")
         queue = queue and not settings.CELERY_TASK_ALWAYS_EAGER  # the embedded stack runs it here
         start = enqueue_evaluation if queue else training.create_evaluation_run
         try:
-            return self._run(lambda: start(version, _json(params), user="manage.py models"), queue)
+            self._run(lambda: start(version, parameters(params, param), user="manage.py models"), queue)
         except TrainingError as exc:
             raise CommandError(str(exc))
+        if out:
+            version.refresh_from_db()
+            Path(out).write_text(json.dumps(version.metrics.get("eval", {}), indent=1))
 
     def do_activate(self, version_id, **_):
         version = activate_version(self._version(version_id), user="manage.py models")
@@ -148,14 +222,6 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"uploaded {version} ({version.weights_bytes / 1e6:.2f} MB)"))
 
     # --- helpers -------------------------------------------------------------------------------------------
-    def _kind(self, kind: str | None) -> str | None:
-        """The kind's name now: an old name (``kinds.alias``) still works, and the command says what it is now."""
-        new = kinds.renamed(kind) if kind else None
-        if new is None:
-            return kind
-        self.stderr.write(f"the kind {kind} is now {new} (the old name goes after this release)")
-        return new
-
     def _version(self, version_id):
         version = ModelVersion.objects.filter(pk=version_id).first()
         if version is None:

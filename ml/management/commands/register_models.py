@@ -8,6 +8,10 @@ from ml.defaults import OPTIONAL_KINDS, SHIPPED_KINDS, export_active, register_s
 from ml.models import ModelVersion
 
 
+# what a fresh site trains, through the models front door, for a shipped kind with neither a file nor a version
+QUICK_TRAINING = {"card_embeddings": ("--param", "epochs=20"), "deck_diffusion": ("--param", "steps=300")}
+
+
 class Command(BaseCommand):
     help = "Register the shipped default models; train quick ones for kinds that have neither a shipped file nor a version."
 
@@ -42,9 +46,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{kind}: no shipped or trained version; training a quick one"
                               + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
             try:
-                params = {"epochs": 20} if kind == "card_embeddings" else {"steps": 300}
-                call_command("models", "train", kind, "--activate", "--params", json.dumps(params),
-                             stdout=self.stdout, stderr=self.stderr)
+                call_command("models", "train", kind, "--activate", *QUICK_TRAINING[kind], stdout=self.stdout,
+                             stderr=self.stderr)
             except CommandError as exc:
                 self.stderr.write(f"{kind}: could not train a quick model ({exc}); deck completion stays off until one exists")
         if not no_train:

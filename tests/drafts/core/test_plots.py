@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from drafts.bots.base import rank
-from drafts.core.plots import (PAIRS, draft_history_figure, figure_bytes, pair_commitment,
+from common.figures import figure_bytes
+from drafts.core.plots import (PAIRS, draft_history_figure, pair_commitment,
                                weights_heatmap_figure)
 from drafts.core.pod import DraftPod, simulate
 

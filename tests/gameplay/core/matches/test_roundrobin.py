@@ -1,8 +1,8 @@
-"""The gauntlet's pure core: schedule, Wilson intervals, the matrix, card statistics, the heat map."""
-import math
+"""The gauntlet's pure core: schedule, the matrix, card statistics, the heat map (Wilson intervals: tests/common)."""
 
 import pytest
 
+from common.figures import figure_bytes
 from gameplay.core.matches import roundrobin as core
 
 
@@ -32,28 +32,6 @@ def test_schedule_every_pair_k_games_mirrored_with_shared_seeds():
 def test_schedule_refuses_bad_input(n, k):
     with pytest.raises(core.GauntletInputError):
         core.schedule(n, k)
-
-
-def test_sign_test_counts_only_the_flips():
-    assert core.sign_test(0, 0) == 1.0 and core.sign_test(3, 3) == 1.0
-    assert core.sign_test(5, 2) == pytest.approx(2 * (1 + 7 + 21) / 128)  # 0.453
-    assert core.sign_test(2, 5) == core.sign_test(5, 2)
-    assert core.sign_test(10, 0) == pytest.approx(2 / 1024) and core.sign_test(10, 0) < 0.05
-
-
-def test_wilson_interval_matches_the_formula():
-    rate, low, high = core.wilson(8, 10)
-    assert rate == 0.8
-    assert low == pytest.approx(0.4902, abs=1e-4) and high == pytest.approx(0.9433, abs=1e-4)
-    assert core.wilson(0, 0) == (None, 0.0, 1.0)
-    r, lo, hi = core.wilson(0, 5)
-    assert r == 0 and lo == 0 and 0.4 < hi < 0.5
-    r, lo, hi = core.wilson(5, 5)
-    assert r == 1 and hi == 1 and 0.5 < lo < 0.6
-    r, lo, hi = core.wilson(50, 100)
-    assert lo == pytest.approx(0.5 - 0.0962, abs=1e-3) and hi == pytest.approx(0.5 + 0.0962, abs=1e-3)
-    r, lo, hi = core.wilson(2.5, 5)  # half a win from a draw
-    assert r == 0.5 and math.isclose(lo + hi, 1.0)
 
 
 def g(seats, winner, error="", cut=False):
@@ -127,14 +105,14 @@ def test_format_matrix_and_heatmap_render():
     s = core.aggregate(["mono_red_aggro", "B", "C"], GAMES)
     text = core.format_matrix(s)
     assert "mono_red_aggro" in text and "100% [34-100] 2" in text
-    svg = core.figure_bytes(core.heatmap_figure(s), "svg")
+    svg = figure_bytes(core.heatmap_figure(s), "svg")
     assert svg.startswith(b"<?xml") and b"<svg" in svg
     assert b"mono_red_aggro" in svg and b"88% overall" in svg and b"n=2" in svg
-    assert core.figure_bytes(core.heatmap_figure(s), "svg") == svg  # deterministic bytes
-    png = core.figure_bytes(core.heatmap_figure(core.aggregate(["A", "B"], [])), "png")
+    assert figure_bytes(core.heatmap_figure(s), "svg") == svg  # deterministic bytes
+    png = figure_bytes(core.heatmap_figure(core.aggregate(["A", "B"], [])), "png")
     assert png.startswith(b"\x89PNG")
     with pytest.raises(ValueError):
-        core.figure_bytes(core.heatmap_figure(s), "gif")
+        figure_bytes(core.heatmap_figure(s), "gif")
 
 
 def test_expand():

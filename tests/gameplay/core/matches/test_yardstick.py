@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from common.stats import wilson
 from gameplay.core.matches import yardstick as strength
-from gameplay.core.matches.roundrobin import wilson
 from tests.gameplay.conftest import sample_deck_lists
 
 
