@@ -56,7 +56,7 @@ def main() -> int:
 
     from decks.core.rules import FORMATS
     from decks.completion.models.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
-    from decks.completion.models.evaluate import compare, paired, sample_decks
+    from decks.completion.models.evaluate import compare, paired, sample_test_rows
     from decks.completion.evaluation import file_arrays
     from decks.completion.completers import build_masked_completer
     from decks.completion.evaluation import DiffusionMethod
@@ -84,9 +84,9 @@ def main() -> int:
     # decks whose main deck never appears verbatim among the training decks
     seen = {row.tobytes() for row in np.sort(train.main, axis=1).astype(np.int32)}
     novel = np.array([row.tobytes() not in seen for row in np.sort(test.main, axis=1).astype(np.int32)])
-    rows_all = sample_decks(len(test), args.n, args.seed)
+    rows_all = sample_test_rows(len(test), args.n, args.seed)
     novel_idx = np.flatnonzero(novel)
-    rows_novel = novel_idx[sample_decks(novel_idx.size, args.n, args.seed + 1)]
+    rows_novel = novel_idx[sample_test_rows(novel_idx.size, args.n, args.seed + 1)]
 
     kw = dict(restricted=tables.restricted)
 

@@ -93,7 +93,7 @@ def play_one(job: dict) -> list[dict]:
 
     model = learned_model()
 
-    decks = fixtures.sample_decks()
+    decks = fixtures.load_sample_decks()
     eng = fixtures.engine()
     game = eng.new_game(fixtures.deck_list(decks, job["decks"][0]), fixtures.deck_list(decks, job["decks"][1]), seed=job["seed"])
     rng = random.Random(job["seed"])
@@ -234,7 +234,7 @@ def main() -> int:
     if args.level not in DIFFICULTIES:
         ap.error(f"--level must be one of {', '.join(DIFFICULTIES)}")
     fixtures.engine()  # build the card data once, before the workers start
-    pairs = list(itertools.permutations(sorted(fixtures.sample_decks()), 2))
+    pairs = list(itertools.permutations(sorted(fixtures.load_sample_decks()), 2))
     jobs = [{"decks": list(pairs[i % len(pairs)]), "seed": args.seed + i, "level": args.level}
             for i in range(args.games)]
     start = time.perf_counter()

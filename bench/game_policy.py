@@ -45,7 +45,7 @@ def read(path: str) -> list[dict]:
 def play_records(games: int, seed: int, procs: int) -> list[dict]:
     from gameplay.core.matches import selfplay
 
-    decks = fixtures.sample_decks()
+    decks = fixtures.load_sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     jobs = [{"index": i, "names": list(pairs[i % len(pairs)]), "levels": ["VeryHard", "VeryHard"], "seed": seed + i,
              "deck0": fixtures.deck_list(decks, pairs[i % len(pairs)][0]), "deck1": fixtures.deck_list(decks, pairs[i % len(pairs)][1])}
@@ -93,7 +93,7 @@ def strength_game(job: dict) -> dict:
 
 
 def strength(weights: str, games: int, procs: int) -> dict:
-    decks = fixtures.sample_decks()
+    decks = fixtures.load_sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     jobs = [{"player": p, "seed": 5000 + i, "names": list(pairs[i % len(pairs)]), "weights": weights,
              "deck0": fixtures.deck_list(decks, pairs[i % len(pairs)][0]), "deck1": fixtures.deck_list(decks, pairs[i % len(pairs)][1])}

@@ -116,8 +116,8 @@ def tournament_decks(records: dict, problems: dict, formats: list[str], per_form
     return out
 
 
-def sample_decks() -> list[dict]:
-    decks = fixtures.sample_decks()
+def sample_pool_entries() -> list[dict]:
+    decks = fixtures.load_sample_decks()
     return [{"name": name, "format": d.get("format"), "source": "sample", "main": d["main"]}
             for name, d in sorted(decks.items())]
 
@@ -198,7 +198,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     started = time.time()
     records, problems = corpus_support()
-    decks = sample_decks() + tournament_decks(records, problems, args.formats, args.per_format, {"Pauper": args.pauper})
+    decks = sample_pool_entries() + tournament_decks(records, problems, args.formats, args.per_format, {"Pauper": args.pauper})
     write_card_data(records, decks)
     supported = sum(p == [] for p in problems.values())
     print(f"{supported} of {len(problems)} cards looked at fully supported; pool of {len(decks)} decks "

@@ -49,7 +49,7 @@ def sample_positions(n: int) -> list[dict]:
     from gameplay.core.search.pruning import prune_actions
 
     eng = fixtures.engine()
-    decks = fixtures.sample_decks()
+    decks = fixtures.load_sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     out = []
     for i in itertools.count():
@@ -78,7 +78,7 @@ def engine_decisions(levels, games: int) -> dict:
     from gameplay.core.matches.players import EnginePlayer
 
     eng = fixtures.engine()
-    decks = fixtures.sample_decks()
+    decks = fixtures.load_sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     out = {}
     for level in levels:

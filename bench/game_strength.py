@@ -50,7 +50,7 @@ OPPONENTS = ("random", "VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
 TARGETS = {"Medium": 0.60, "VeryHard": 0.50}
 
 
-def wilson(wins: float, n: int) -> tuple[float, float]:
+def wilson_interval(wins: float, n: int) -> tuple[float, float]:
     from common.stats import wilson as core_wilson
 
     return core_wilson(wins, n)[1:]
@@ -64,7 +64,7 @@ def summarize(games: list[dict]) -> dict:
             continue
         n = len(rows)
         score = sum(g["score"] for g in rows)
-        lo, hi = wilson(score, n)
+        lo, hi = wilson_interval(score, n)
         wins = sum(g["score"] == 1.0 for g in rows)
         losses = sum(g["score"] == 0.0 for g in rows)
         cpu = sorted(g["cpu_seconds"] for g in rows)

@@ -53,7 +53,7 @@ def run(games: int, every: int) -> dict:
     from gameplay.core.matches.players import EnginePlayer, RandomPlayer
 
     eng = fixtures.engine()
-    decks = fixtures.sample_decks()
+    decks = fixtures.load_sample_decks()
     pairs = list(itertools.permutations(sorted(decks), 2))
     counts = collections.Counter()
     reasons_raw, reasons_left = collections.Counter(), collections.Counter()

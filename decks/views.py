@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods
 
+from decks import panels
 from decks.analysis import deck_groups
 from decks.core.cards import mana_symbols
 from decks.core.export import to_arena, to_mtgo
@@ -15,7 +16,6 @@ from decks.forms import DeckImportForm, import_deck
 from decks.models import Card, CardSet, Deck, DeckCard
 from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
 from decks.services import parsed_from_deck
-from gameplay.carddb import support_view
 from decks.embeddings.service import similar_cards
 from mtgsite import limits
 
@@ -78,7 +78,7 @@ def card_detail(request, card_id: int):
         "faces": faces,
         "printings": printings,
         "decks": decks_playing(card),
-        "engine": support_view([card]),
+        "panels": panels.render([card]),
         "deck_total": DeckCard.objects.filter(card=card).values("deck_id").distinct().count(),
     })
 
@@ -158,7 +158,7 @@ def deck_detail(request, deck_id: int):
         "curve_total": sum(r["count"] for r in groups["curve"]),
         "pips": groups["pips"],
         "legality": legality_view(deck.analysis, deck.format),
-        "engine": support_view(Card.objects.filter(deck_entries__deck=deck, deck_entries__board="main").distinct()),
+        "panels": panels.render(Card.objects.filter(deck_entries__deck=deck, deck_entries__board="main").distinct()),
         "appearances": appearances,
         "appearance_total": deck.appearances.count() if deck.source == "corpus" else 0,
     })

@@ -154,3 +154,57 @@ def test_tests_mirror_the_code():
     assert not bad, f"tests of pure code that use Django: {bad}"
     strays = sorted(p.name for p in tests.iterdir() if p.is_dir() and p.name not in (*APPS, "bench", "fixtures", "__pycache__"))
     assert not strays, f"test folders that mirror no app: {strays}"
+
+
+# --- the apps' layers (issue 26) ---------------------------------------------------------------------------
+
+# A module under the key imports nothing under any of the values.
+FORBIDDEN = {
+    "ml": ("decks", "drafts", "gameplay"),  # the registry: the apps register their kinds with it, never the reverse
+    "decks": ("drafts", "gameplay"),  # cards and decks: the base the other products build on (they plug in panels)
+    "common": ("decks", "drafts", "gameplay", "ml", "mtgsite"),  # pure helpers shared once: nothing of the site
+}
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def forbidden_imports(g: nx.DiGraph) -> list[tuple[str, str]]:
+    return sorted((module, target) for module, target in g.edges for package, banned in FORBIDDEN.items()
+                  if _under(module, package) and any(_under(target, b) for b in banned))
+
+
+def test_the_apps_import_down_their_layers(graph):
+    bad = forbidden_imports(graph[0])
+    assert not bad, f"imports against the layers (ml imports no app, decks no other product, common nothing): {bad}"
+
+
+def test_a_planted_layer_break_is_found():
+    g = nx.DiGraph([("ml.views", "decks.models"), ("decks.views", "gameplay.carddb"), ("decks.views", "mtgsite.api"),
+                    ("gameplay.api", "decks.models"), ("common.stats", "common.figures")])
+    assert forbidden_imports(g) == [("decks.views", "gameplay.carddb"), ("ml.views", "decks.models")]
+
+
+# Helpers the apps and the benches share: each is defined once, in the module that owns it.
+ONCE = ("wilson", "sign_test", "new_figure", "figure_bytes", "sample_decks", "machine", "json_body", "errors_response",
+        "progress", "free_port")
+
+
+def definitions(root: Path = ROOT) -> dict[str, list[str]]:
+    """Function name -> the modules (apps, common and bench; not tests) that define it at top level."""
+    found: dict[str, list[str]] = {}
+    for folder in (*APPS, "bench"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.setdefault(node.name, []).append(str(path.relative_to(root)))
+    return found
+
+
+def test_shared_helpers_exist_once():
+    found = definitions()
+    copies = {name: found[name] for name in ONCE if len(found.get(name, [])) > 1}
+    assert not copies, f"shared helpers defined more than once: {copies}"

@@ -17,7 +17,8 @@ POOL = RESULTS / "game_pool.json"
 CARD_DATA = ROOT / "var" / "bench" / "game-pool-card-data.json"
 
 
-def sample_decks() -> dict:
+def load_sample_decks() -> dict:
+    """The sample decks of this machine's data (gameplay.core.engine.decks.sample_decks)."""
     from gameplay.core.engine.decks import sample_decks as read_sample_decks
 
     return read_sample_decks(data_dir())
@@ -34,7 +35,7 @@ def card_data_path() -> Path:
         return path
     from decks.core.catalogue import read_oracle_corpus
 
-    decks = sample_decks()
+    decks = load_sample_decks()
     names = {n for deck in decks.values() for n, _ in deck["main"] + deck.get("side", [])}
     names |= {"Plains", "Island", "Swamp", "Mountain", "Forest"}
     wanted = names | {n.split(" // ")[0] for n in names}
@@ -116,7 +117,7 @@ def play_one(job: dict) -> dict:
 
     search_base.determinize = clairvoyant if job.get("oracle") else determinize
 
-    decks = sample_decks()
+    decks = load_sample_decks()
     eng = engine()
     ours_seat = job["ours_seat"]
     opp_spec = "random" if job["opponent"] == "random" else f"engine:{job['opponent']}"
@@ -154,7 +155,7 @@ def play_one(job: dict) -> dict:
 
 def jobs_for(ours: str, opponents, games: int, seed: int, max_decisions: int, model_opponent: bool = False,
              oracle: bool = False) -> list[dict]:
-    names = sorted(sample_decks())
+    names = sorted(load_sample_decks())
     pairs = list(itertools.permutations(names, 2))
     jobs = []  # pair by pair across the opponents, so a run cut short leaves every pairing about as far along
     for i in range((games + 1) // 2):

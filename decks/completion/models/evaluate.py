@@ -28,7 +28,7 @@ import numpy as np
 from common.stats import sign_test
 from decks.completion.models.masking import known_from_count
 
-__all__ = ["evaluate", "compare", "paired", "sample_decks", "known_mask", "multiset_overlap", "multiset_difference",
+__all__ = ["evaluate", "compare", "paired", "sample_test_rows", "known_mask", "multiset_overlap", "multiset_difference",
            "check_completion"]
 
 MAIN_SIZE = 60
@@ -87,7 +87,7 @@ def check_completion(main, side, main_known, side_known, fmt: int, legal: np.nda
 
 # ----------------------------------------------------------------------------------------- sampling
 
-def sample_decks(n_test: int, n_decks: int, seed: int) -> np.ndarray:
+def sample_test_rows(n_test: int, n_decks: int, seed: int) -> np.ndarray:
     """Row indices of the evaluated test decks (seeded, without replacement, independent of K and method)."""
     n = min(int(n_decks), int(n_test))
     return np.random.default_rng([int(seed), 0x5EED]).choice(n_test, size=n, replace=False)
@@ -139,11 +139,11 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
     "side_recall_ci95", "valid_share", "invalid" (count per broken rule), "errors", "first_error",
     "seconds" (inside the completer), "per_second", "per_format": {fmt_id: {"n", "main_recall", ...}}}.
     ``progress(done, total)`` is called after each deck. ``mask_fn`` replaces ``known_from_count`` (tests);
-    ``decks`` fixes the evaluated test rows (default: ``sample_decks(len(test), n_decks, seed)``).
+    ``decks`` fixes the evaluated test rows (default: ``sample_test_rows(len(test), n_decks, seed)``).
     """
     legal = np.asarray(legal, dtype=bool)
     mains, sides, fmts = np.asarray(test.main), np.asarray(test.side), np.asarray(test.fmt).astype(np.int64)
-    rows = sample_decks(len(mains), n_decks, seed) if decks is None else np.asarray(decks, dtype=np.int64)
+    rows = sample_test_rows(len(mains), n_decks, seed) if decks is None else np.asarray(decks, dtype=np.int64)
     n = rows.size
     main_r, side_r = np.full(n, np.nan), np.full(n, np.nan)
     valid = np.zeros(n, dtype=bool)

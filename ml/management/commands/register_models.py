@@ -1,5 +1,4 @@
 """Register the model versions shipped in ml/weights/ (or, with --export, ship the active ones)."""
-import json
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError

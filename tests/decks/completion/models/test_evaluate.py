@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from decks.completion.models.evaluate import (check_completion, compare, evaluate, multiset_difference, multiset_overlap,
-                                    sample_decks)
+                                    sample_test_rows)
 from decks.completion.models.deck_arrays import DeckArrays
 
 from . import make_corpus, random_mask
@@ -160,7 +160,7 @@ def test_same_decks_and_masks_for_every_method():
     assert [len(k) for k, _, _ in seen["a"]] == [5] * 8 + [30] * 8
     assert progress[-1][:2] == (32, 32)
     assert out["a"][5]["n"] == 8
-    assert list(sample_decks(120, 8, 1)) == list(sample_decks(120, 8, 1))
+    assert list(sample_test_rows(120, 8, 1)) == list(sample_test_rows(120, 8, 1))
 
 
 def test_default_mask_is_the_training_rule():
