@@ -282,6 +282,16 @@ def pace_series(args, n_daphnes: int, daphnes: list[Proc], worker: Proc) -> dict
             "seconds": round(time.perf_counter() - t, 1)}
 
 
+def fresh_worker(worker: Proc) -> None:
+    """Stop the worker, drop what is queued for it (the pick timers of pods nobody drafts any more), start it."""
+    from mtgsite.celery import app
+
+    worker.stop()
+    dropped = app.control.purge()
+    worker.start()
+    print(f"  worker restarted; {dropped} queued timer tasks of the last series dropped", flush=True)
+
+
 def pace_table(series: dict) -> dict:
     """The figures of each level, flat (one table row each in the .md)."""
     out = {}
@@ -312,6 +322,8 @@ def pace_part(args, doc: dict, daphne: Proc, worker: Proc, logdir: Path, t_all: 
     doc["commands"]["daphne2"] = " ".join(shlex.quote(a) for a in daphnes[-1].argv)
     series = {}
     for n in args.daphnes:
+        if series:  # the timers the last series' pods left queued must not run (as worker CPU) in this one
+            fresh_worker(worker)
         print(f"{args.pace} pace on {n} Daphne process{'es' if n > 1 else ''}: levels {args.levels}, "
               f"{args.stagger:.0f} s of joins then {args.seconds:.0f} s measured per level", flush=True)
         series[n] = pace_series(args, n, daphnes, worker)
