@@ -29,6 +29,15 @@ websocket client of this one asyncio process, so client times share one clock.
    Also recorded: reconnects, time to the first ack and until every client is back, and whether
    the pod's presence ("connected" in the status) agrees with the open sockets 1 s later.
 
+3. At a person's pace (``--pace human`` or ``--pace timer``; the burst and fault parts are then skipped):
+   people think 3-20 s per pick, or a share of the MTG Arena timer (75 s down to 30 s); pods join
+   staggered and the number of pods drafting at once ramps (--levels, default 2 4 8 ... 128), each
+   level measured for a window of --seconds after its joins; on one Daphne process, then on two (each
+   pod whole on one, as a load balancer keyed on the pod's URL would share them out), a Celery worker
+   running the pods' pick timers (--load-timer, 90 s by default). Per level: pick -> next pack
+   p50/p95/p99, Daphne and worker CPU per pick; per series: lost and duplicated picks (database against
+   clients). Writes bench/results/pods_<pace>.json/.md/.svg. See bench/harness/pace.py.
+
 Load is CPU-bound on a small machine: the Daphne CPU per pick and the 1-minute load average are
 recorded with each N, since another process on the machine changes the figures.
 Diagnostics (not part of the default run): --load-think MIN MAX paces the load clients,
@@ -55,6 +64,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.harness import pace as paced
 from bench.harness.paths import RESULTS, ROOT, command
 from bench.harness.podload import (PACKS, PER_SEAT, PICKS, SEATS, THRESHOLD_MS, Run, check_db, load_run, make_pods, pct,
                                    presence_check)
@@ -248,13 +258,149 @@ def summary(doc: dict) -> str:
     return "\n".join(lines)
 
 
+# --- at a person's pace ------------------------------------------------------------------------------------
+
+def pace_series(args, n_daphnes: int, daphnes: list[Proc], worker: Proc) -> dict:
+    """One ramp on the first ``n_daphnes`` Daphne processes; the database checked against the clients after."""
+    from drafts.models import Draft
+
+    run = paced.PaceRun([d.port for d in daphnes[:n_daphnes]], args.pace, args.bot, args.load_timer,
+                        f"{args.pace}{n_daphnes}d", seed=n_daphnes)
+    t = time.perf_counter()
+    rows, stopped = asyncio.run(run.series(args.levels, args.stagger, args.seconds, daphnes[:n_daphnes], worker,
+                                           log=lambda line: print(line, flush=True)))
+    pods = paced.pods_of(run)
+    db = check_db(pods, partial=True)
+    # the pods left unfinished must not draft on by their timers (the worker) during the next series
+    Draft.objects.filter(pk__in=[p.draft_id for p in pods]).update(pick_timer=0)
+    return {"daphnes": n_daphnes, "levels": rows, "stopped": stopped,
+            "max_pods_p95_under_threshold": paced.best(rows) if db["ok"] else 0,
+            "lost_picks": db["lost_picks"], "duplicated_picks": db["duplicated_picks"], "db": db,
+            "pods_created": len(pods), "pods_replaced_after_finishing": run.replaced,
+            "picks_acked": run.acked_total(), "errors": len(run.errors),
+            "error_samples": [e.get("message") for e in run.errors[:5]], "counts": dict(run.counts),
+            "seconds": round(time.perf_counter() - t, 1)}
+
+
+def fresh_worker(worker: Proc) -> None:
+    """Stop the worker, drop what is queued for it (the pick timers of pods nobody drafts any more), start it."""
+    from mtgsite.celery import app
+
+    worker.stop()
+    dropped = app.control.purge()
+    worker.start()
+    print(f"  worker restarted; {dropped} queued timer tasks of the last series dropped", flush=True)
+
+
+def pace_table(series: dict) -> dict:
+    """The figures of each level, flat (one table row each in the .md)."""
+    out = {}
+    for r in series["levels"]:
+        nx = r["next_pack_ms"]
+        out[f"{r['pods']} pods"] = {
+            "people": r["people"], "picks_per_s": r["picks_per_s"], "next_pack_p50_ms": nx.get("p50"),
+            "next_pack_p95_ms": nx.get("p95"), "next_pack_p99_ms": nx.get("p99"), "samples": nx.get("n", 0),
+            "ack_p95_ms": r["ack_ms"].get("p95"), "daphne_cpu_ms_per_pick": r["cpu_ms_per_pick"]["daphne"],
+            "worker_cpu_ms_per_pick": r["cpu_ms_per_pick"]["worker"], "errors": r["errors"],
+            "load_1min": r["loadavg_1min"][1]}
+    return out
+
+
+def pace_part(args, doc: dict, daphne: Proc, worker: Proc, logdir: Path, t_all: float) -> int:
+    daphnes = [daphne]
+    if 2 in args.daphnes:
+        port2 = free_port()
+        daphnes.append(Proc("daphne2", [a.replace("{port}", str(port2)).replace("{app}", args.asgi) for a in DAPHNE_ARGV],
+                            logdir, port=port2))
+        daphnes[1].start()
+    worker.start()
+    doc["config"].update(pace=args.pace, levels=args.levels, window_seconds=args.seconds, stagger_seconds=args.stagger,
+                         think=({"uniform_s": list(paced.HUMAN_THINK_S)} if args.pace == "human" else
+                                {"share_of_timer": list(paced.TIMER_SHARE),
+                                 "timer_s": [paced.ARENA_FIRST_S, paced.ARENA_LAST_S]}),
+                         two_daphnes="each pod whole on one process (pods in turn)")
+    doc["commands"]["daphne2"] = " ".join(shlex.quote(a) for a in daphnes[-1].argv)
+    series = {}
+    for n in args.daphnes:
+        if series:  # the timers the last series' pods left queued must not run (as worker CPU) in this one
+            fresh_worker(worker)
+        print(f"{args.pace} pace on {n} Daphne process{'es' if n > 1 else ''}: levels {args.levels}, "
+              f"{args.stagger:.0f} s of joins then {args.seconds:.0f} s measured per level", flush=True)
+        series[n] = pace_series(args, n, daphnes, worker)
+        print(f"  lost {series[n]['lost_picks']}, duplicated {series[n]['duplicated_picks']}; "
+              f"max pods with p95 < {THRESHOLD_MS:.0f} ms: {series[n]['max_pods_p95_under_threshold']}", flush=True)
+    name = {1: "1 Daphne", 2: "2 Daphne"}
+    doc["max_pods_p95_under_200ms_and_no_lost_pick"] = {name[n]: s["max_pods_p95_under_threshold"] for n, s in series.items()}
+    doc["lost_and_duplicated_picks"] = {name[n]: {"lost": s["lost_picks"], "duplicated": s["duplicated_picks"],
+                                                  "picks_acked": s["picks_acked"]} for n, s in series.items()}
+    for n, s in series.items():
+        doc[f"levels_{n}_daphne"] = pace_table(s)
+    doc["series"] = {name[n]: s for n, s in series.items()}
+    doc["server_logs"] = {"counts": {d.name: len(d.tracebacks()) for d in [*daphnes, worker]},
+                          "samples": ["\n".join(tb.splitlines()[-6:]) for d in [*daphnes, worker] for tb in d.tracebacks()[:2]]}
+    doc["ok"] = all(s["db"]["ok"] for s in series.values())
+    doc["total_seconds"] = round(time.perf_counter() - t_all, 1)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    plot_pace(doc, series, args.output.with_suffix(".svg"))
+    write_result(doc, args.output)
+    print(f"\nmax pods with p95 pick -> next pack < {THRESHOLD_MS:.0f} ms and no lost pick: "
+          f"{doc['max_pods_p95_under_200ms_and_no_lost_pick']}; wrote {args.output} and .md, .svg "
+          f"({doc['total_seconds']} s); server logs in {logdir}")
+    return 0 if doc["ok"] else 1
+
+
+def plot_pace(doc: dict, series: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    a, b = fig.subplots(1, 2)
+    colours = {1: "#1f6fb4", 2: "#d3202a"}
+    for n, s in series.items():
+        rows = [r for r in s["levels"] if r["next_pack_ms"].get("n")]
+        if not rows:
+            continue
+        ns = [r["pods"] for r in rows]
+        label = f"{n} Daphne"
+        a.plot(ns, [r["next_pack_ms"]["p95"] for r in rows], "-o", color=colours[n], label=f"{label}: p95")
+        a.plot(ns, [r["next_pack_ms"]["p50"] for r in rows], ":", color=colours[n], label=f"{label}: p50")
+        b.plot(ns, [r["cpu_ms_per_pick"]["daphne"] for r in rows], "-o", color=colours[n], label=f"{label}: Daphne")
+        if rows[0]["cpu_ms_per_pick"]["worker"] is not None:
+            b.plot(ns, [r["cpu_ms_per_pick"]["worker"] for r in rows], "--s", color=colours[n], label=f"{label}: worker")
+    a.axhline(THRESHOLD_MS, color="#000000", lw=0.8, ls=":")
+    for ax in (a, b):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("pods drafting at once (8 people each)")
+        ax.legend(fontsize=8)
+    a.set_yscale("log")
+    a.set_ylabel("pick -> next pack (ms)")
+    a.set_title(f"{doc['mode']} pace: latency (200 ms dotted)")
+    b.set_ylabel("CPU ms per pick")
+    b.set_ylim(bottom=0)
+    b.set_title("server CPU per pick")
+    fig.suptitle(f"Pods at {doc['mode']} pace on {doc['machine'].get('cpu_count')} shared CPUs: max pods with p95 < 200 ms "
+                 f"{doc['max_pods_p95_under_200ms_and_no_lost_pick']}", fontsize=11)
+    fig.savefig(path, format=path.suffix.lstrip(".") or "svg")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="N = 1, 2 and a shorter fault run (about a minute)")
     ap.add_argument("--max-pods", type=int, default=32)
     ap.add_argument("--bot", default="draftsim", help="the pods' bot kind (only its suggestions are used: no bot seats)")
-    ap.add_argument("--load-timer", type=int, default=0, choices=[0, 30, 45, 60, 90, 120],
-                    help="pick timer of the load pods (0: off, no Celery tasks)")
+    ap.add_argument("--load-timer", type=int, default=None, choices=[0, 30, 45, 60, 90, 120],
+                    help="pick timer of the load pods (0: off, no Celery tasks; default 0, with --pace 90)")
+    ap.add_argument("--pace", default="burst", choices=["burst", *paced.PACES],
+                    help="burst: every seat picks at once (the load and fault parts); human: 3-20 s a pick; "
+                         "timer: a share of the Arena timer (75 s down to 30 s)")
+    ap.add_argument("--levels", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64, 128],
+                    help="with --pace: pods drafting at once, ramped in this order")
+    ap.add_argument("--seconds", type=float, default=60.0, help="with --pace: the window measured at each level")
+    ap.add_argument("--stagger", type=float, default=30.0, help="with --pace: seconds over which a level's new pods join")
+    ap.add_argument("--daphnes", type=int, nargs="+", default=[1, 2], choices=[1, 2],
+                    help="with --pace: series on one Daphne process, on two, or both")
     ap.add_argument("--budget", type=float, default=None, help="seconds for the load series (default 150; quick 30)")
     ap.add_argument("--no-faults", action="store_true")
     ap.add_argument("--load-think", type=float, nargs=2, default=(0.0, 0.0), metavar=("MIN", "MAX"),
@@ -264,8 +410,13 @@ def main(argv=None) -> int:
                     help="diagnostic: POSTGRES_CONN_MAX_AGE for the servers (the site default is 0)")
     ap.add_argument("--asgi", default="mtgsite.asgi:application",
                     help="diagnostic: the ASGI application Daphne serves (e.g. bench.pods_asgi:application)")
-    ap.add_argument("--output", type=Path, default=RESULTS / "pods.json")
+    ap.add_argument("--output", type=Path, default=None, help="default bench/results/pods.json (pods_<pace>.json)")
     args = ap.parse_args(argv)
+    paced_run = args.pace != "burst"
+    if args.load_timer is None:
+        args.load_timer = 90 if paced_run else 0
+    if args.output is None:
+        args.output = RESULTS / ("pods.json" if not paced_run else f"pods_{args.pace}.json")
     budget = args.budget or (30.0 if args.quick else 150.0)
     t_all = time.perf_counter()
     configure_env()
@@ -276,7 +427,7 @@ def main(argv=None) -> int:
     port = free_port()
     daphne = Proc("daphne", [a.replace("{port}", str(port)).replace("{app}", args.asgi) for a in DAPHNE_ARGV], logdir, port=port)
     worker = Proc("worker", WORKER_ARGV, logdir)
-    doc: dict = {"benchmark": "pods", "mode": "quick" if args.quick else "full",
+    doc: dict = {"benchmark": "pods", "mode": args.pace if paced_run else "quick" if args.quick else "full",
                  "date": dt.datetime.now().isoformat(timespec="seconds"),
                  "command": ".venv/bin/" + command("pods", argv or sys.argv[1:])}
     db_made = False
@@ -312,6 +463,8 @@ def main(argv=None) -> int:
         doc["setup_seconds"] = round(setup_s, 1)
         print(f"setup {setup_s:.1f} s (database {BENCH_DB}, set TST); starting Daphne on port {port}", flush=True)
         daphne.start()
+        if paced_run:
+            return pace_part(args, doc, daphne, worker, logdir, t_all)
 
         # -- load -------------------------------------------------------------------------------------
         warm = None

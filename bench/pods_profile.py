@@ -1,6 +1,6 @@
 """Profile the server side of one online-pod pick, in-process, on the services stack (PostgreSQL).
 
-    .venv/bin/python -m bench.pods_profile [--picks 300] [--conn-max-age 0] [--cprofile] [--top 30]
+    .venv/bin/python -m bench.pods_profile [--picks 300] [--conn-max-age 0] [--cprofile [--cpu] [--sort tottime]] [--top 30]
 
 Drops and re-creates the PostgreSQL database ``bench_pods_profile``, adds the hand-made TST set,
 opens 8-person pods of guests and lets every seat pick the first card of its pack in turn through
@@ -34,6 +34,9 @@ def main(argv=None) -> int:
     ap.add_argument("--conn-max-age", type=int, default=0)
     ap.add_argument("--cprofile", action="store_true")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--cpu", action="store_true", help="with --cprofile: this thread's CPU time, not wall time "
+                                                         "(on a shared machine the wall time is mostly waiting)")
+    ap.add_argument("--sort", default="cumulative", help="with --cprofile: pstats order (cumulative, tottime, ...)")
     ap.add_argument("--bot", default="draftsim")
     args = ap.parse_args(argv)
     os.environ.update({"MTG_STACK": "services", "POSTGRES_DB": DB, "DJANGO_SETTINGS_MODULE": "mtgsite.settings",
@@ -89,7 +92,7 @@ def run(args) -> int:
             close_old_connections()
 
     draft_id, times, cpu, queries = new_pod(), [], [], collections.Counter()
-    prof = cProfile.Profile() if args.cprofile else None
+    prof = (cProfile.Profile(time.thread_time) if args.cpu else cProfile.Profile()) if args.cprofile else None
     by_kind: dict = collections.defaultdict(list)
 
     def timed(execute, sql, params, many, context):  # wall time per statement kind
@@ -136,7 +139,7 @@ def run(args) -> int:
     for kind, ms in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
         print(f"  {kind:<60} n={len(ms):<5} mean {np.mean(ms):.2f} ms  total {sum(ms):.0f} ms")
     if prof:
-        pstats.Stats(prof).sort_stats("cumulative").print_stats(args.top)
+        pstats.Stats(prof).sort_stats(args.sort).print_stats(args.top)
     return 0
 
 

@@ -29,11 +29,12 @@ def guest_session() -> str:
     return store.session_key
 
 
-def make_pods(n: int, bot: str, timer: int, label: str) -> list["Pod"]:
+def make_pods(n: int, bot: str, timer: int, label: str, first: int = 0) -> list["Pod"]:
+    """N pods of 8 guests in the lobby (indexes and seeds from ``first`` on)."""
     from drafts.pods import service
 
     pods = []
-    for i in range(n):
+    for i in range(first, first + n):
         keys = [guest_session() for _ in range(SEATS)]
         draft, row = service.create_pod("TST", SEATS, bot, timer, f"{label} {i} s0", session_key=keys[0], seed=1000 + i)
         assert row.seat == 0
@@ -44,8 +45,10 @@ def make_pods(n: int, bot: str, timer: int, label: str) -> list["Pod"]:
     return pods
 
 
-def check_db(pods: list["Pod"]) -> dict:
-    """Compare the DraftPick rows (and the stored pod state) with what every client sent and was told."""
+def check_db(pods: list["Pod"], partial: bool = False) -> dict:
+    """Compare the DraftPick rows (and the stored pod state) with what every client sent and was told.
+    ``partial``: the drafts were stopped midway (a time window, bench/harness/pace.py): every seat must hold
+    exactly the picks its client was acknowledged (none short, none over what it sent), not all 42."""
     from django.db.models import Count
 
     from drafts.models import Draft, DraftPick
@@ -54,7 +57,7 @@ def check_db(pods: list["Pod"]) -> dict:
     problems: list[str] = []
     for pod in pods:
         draft = Draft.objects.get(pk=pod.draft_id)
-        if draft.status != "complete":
+        if draft.status != "complete" and not partial:
             problems.append(f"pod {pod.index}: status {draft.status}")
             out["pods_not_complete"] += 1
         state_picks = collections.defaultdict(list)
@@ -73,10 +76,11 @@ def check_db(pods: list["Pod"]) -> dict:
             by_seat[r.seat.seat].append(r)
         for client in pod.clients:
             mine = by_seat.get(client.seat, [])
-            if len(mine) != PER_SEAT:
+            low, high = (len(client.acked), len(client.sent)) if partial else (PER_SEAT, PER_SEAT)
+            if not low <= len(mine) <= high:
                 problems.append(f"pod {pod.index} seat {client.seat}: {len(mine)} rows")
-            out["seats_short"] += len(mine) < PER_SEAT
-            out["seats_over"] += len(mine) > PER_SEAT
+            out["seats_short"] += len(mine) < low
+            out["seats_over"] += len(mine) > high
             out["timed_out_rows"] += sum(r.timed_out for r in mine)
             if sorted(r.pick for r in mine) != sorted(state_picks.get(client.seat, [])):
                 out["rows_differ_from_state"] += 1
@@ -103,11 +107,14 @@ def check_db(pods: list["Pod"]) -> dict:
                 if n == 1 and by_id[p.cid][0].pick != p.card:
                     out["recorded_card_differs"] += 1
             out["sent_never_acked"] += sum(1 for p in client.sent.values() if p.cid not in client.acked)
+            if partial:  # a pick sent but never answered must at least be stored (else it was lost)
+                out["unanswered_not_in_db"] += sum(1 for p in client.sent.values()
+                                                   if p.cid not in client.acked and not by_id.get(p.cid))
             pool = client.final_pool
             if pool is not None and sorted(pool) != sorted(r.pick for r in mine):
                 out["final_pool_differs_from_db"] += 1
                 problems.append(f"pod {pod.index} seat {client.seat}: final pool differs from the rows")
-    lost = out["acked_not_in_db"] + out["seats_short"]
+    lost = out["acked_not_in_db"] + out["seats_short"] + out["unanswered_not_in_db"]
     dup = (out["duplicate_slots"] + out["duplicate_client_pick_ids"] + out["client_picks_recorded_twice"]
            + out["seats_over"])
     return {"lost_picks": lost, "duplicated_picks": dup, "ok": lost == 0 and dup == 0 and not problems,
@@ -145,6 +152,7 @@ class Client:
     recovered: list = field(default_factory=list)  # seconds from a drop to the first view after reconnecting
     first_view: asyncio.Event = field(default_factory=asyncio.Event)
     picking: bool = False
+    own_t0: float | None = None  # when it sent the pick its next view answers (paced runs)
     drop_after_send: bool = False  # fault: abort the socket right after the next pick is sent
     dropped: int = 0
 
@@ -180,6 +188,9 @@ class Run:
         self.errors: list[dict] = []
         self.counts = collections.Counter()
         self.stop = False
+        self.closing = False  # no new picks (a paced run's end: what was sent is still answered)
+        self.stall_s = 5.0  # the watchdog's silence before a sync
+        self.timeline: list | None = None  # (time, "next_pack" | "own_next" | "ack", ms) when a paced run keeps one
         for pod in pods:
             pod.clients = [Client(pod, s, pod.keys[s]) for s in range(SEATS)]
 
@@ -237,7 +248,7 @@ class Run:
             await asyncio.sleep(1.0)
             now = time.perf_counter()
             for c in self.clients:
-                if c.ws is not None and not c.complete and c.pod.started and now - c.last_msg > 5.0:
+                if c.ws is not None and not c.complete and c.pod.started and now - c.last_msg > self.stall_s:
                     self.counts["stall_syncs"] += 1
                     c.last_msg = now
                     try:
@@ -299,6 +310,7 @@ class Run:
                 sent = next((s for s in c.sent.values() if s.cid == cid), None)
                 if sent is not None and p is not None:
                     self.ack.append((now - p.t_sent) * 1000)
+                    self.sample("ack", now, self.ack[-1])
                 if sent is None or sent.card != msg.get("card"):
                     self.counts["ack_card_mismatch"] += 1
             if msg.get("duplicate"):
@@ -328,6 +340,7 @@ class Run:
             return
         pack = view.get("pack")
         if not pack:
+            c.own_t0 = None  # waiting for a pack: its arrival is the neighbour's pass, timed as next_pack
             return
         c.pod.started = True
         names = tuple(sorted(x["name"] for x in pack))
@@ -337,18 +350,33 @@ class Run:
             self.next_pack.append((now - t0) * 1000)
             if direct:
                 self.next_pack_direct.append((now - t0) * 1000)
+                self.sample("next_pack", now, self.next_pack_direct[-1])
         slot = (view["pack_number"], view["pick_number"])
+        if c.own_t0 is not None and slot not in c.sent:  # the picker's own next pack, queued for it already
+            self.sample("own_next", now, (now - c.own_t0) * 1000)
+            c.own_t0 = None
         if slot in c.sent or c.picking:
             return
-        if self.think[1] > 0:
+        delay = self.delay(c, view)
+        if delay > 0:
             c.picking = True
-            asyncio.ensure_future(self.pick_later(c, view, self.rng.uniform(*self.think)))
+            asyncio.ensure_future(self.pick_later(c, view, delay))
         else:
             asyncio.ensure_future(self.pick(c, view))
+
+    def delay(self, c: Client, view: dict) -> float:
+        """Seconds the seat thinks before picking from ``view`` (0: at once)."""
+        return self.rng.uniform(*self.think) if self.think[1] > 0 else 0.0
+
+    def sample(self, kind: str, now: float, ms: float) -> None:
+        if self.timeline is not None:
+            self.timeline.append((now, kind, ms))
 
     async def pick_later(self, c: Client, view: dict, delay: float) -> None:
         await asyncio.sleep(delay)
         c.picking = False
+        if self.closing or self.stop:
+            return
         latest = c.view or view
         if latest.get("pack") and (latest["pack_number"], latest["pick_number"]) not in c.sent:
             await self.pick(c, latest)
@@ -381,6 +409,7 @@ class Run:
                 self.counts["expectation_collisions"] += 1
         now = time.perf_counter()
         p = Sent(cid, card, slot[0], slot[1], msg, now, now)
+        c.own_t0 = now if self.timeline is not None else None  # its next view: the next pack or "waiting"
         c.sent[slot] = p
         c.pending[cid] = p
         if rest:

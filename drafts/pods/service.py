@@ -135,6 +135,10 @@ class CachedPod:
     # once per replay and extended by each committed pick (only _advance writes them, always bumping
     # the revision, so at this revision it is exactly what the table holds)
     client_picks: dict | None = None
+    # the draft's seat rows at this revision: on the pick path only _advance changes them (the pick clocks,
+    # always bumping the revision); what changes a seat elsewhere (consent, a seat deleted after the draft)
+    # is never read from these, and a join, leave or start bumps the revision
+    rows: list | None = None
 
 
 POD_CACHE = live.RevisionCache(size=64)  # draft id -> CachedPod (see the module docstring)
@@ -150,6 +154,16 @@ def _pod_for_update(draft: Draft) -> CachedPod:
     """The draft's pod, under its row lock: the cached one when it is at the draft's revision, else replayed."""
     entry = POD_CACHE.take(draft.pk, draft.revision)
     return entry if entry is not None else CachedPod(load_pod(draft))
+
+
+def _seat_rows(draft: Draft, entry: CachedPod | None) -> list[DraftSeat]:
+    """The draft's seat rows: the cached entry's, else read (and kept with the entry)."""
+    if entry is not None and entry.rows is not None:
+        return entry.rows
+    rows = list(draft.seat_set.all())
+    if entry is not None:
+        entry.rows = rows
+    return rows
 
 
 def _prune(entry: CachedPod) -> None:
@@ -325,7 +339,7 @@ def start_pod(draft_id, user=None, session_key: str | None = None) -> Outcome:
         draft.started = timezone.now()
         draft.picks_per_pack = pod.picks_per_pack
         entry = CachedPod(pod)
-        out = _advance(draft, entry, list(draft.seat_set.all()), before={}, records=[])
+        out = _advance(draft, entry, _seat_rows(draft, entry), before={}, records=[])
         _keep(draft, entry)
         return out
 
@@ -362,9 +376,9 @@ def make_picks(draft_id, requests: list[PickRequest], now=None) -> tuple[list, O
     ``client_pick_id`` already stored (or used earlier in the same batch) is answered from that pick."""
     results: list = []
     with locked(draft_id) as draft:
-        rows = list(draft.seat_set.all())
-        humans = {r.seat: r for r in rows if r.drafter == "human"}
         entry = _pod_for_update(draft) if draft.state else None
+        rows = _seat_rows(draft, entry)  # with a warm cache: no query
+        humans = {r.seat: r for r in rows if r.drafter == "human"}
         done = _client_picks(draft, entry, humans)  # (seat, client_pick_id) -> (card, pack_number, pick_number)
         before = None
         records, client_pick_ids, resent = [], {}, set()
@@ -433,6 +447,7 @@ def expire_overdue(draft_id, now=None) -> Outcome | None:
         if not due:
             return None
         entry = _pod_for_update(draft)
+        entry.rows = rows  # read just now, under the lock: the ones _advance changes and the cache keeps
         pod = entry.pod
         before = {r.seat: seat_key(pod, r.seat) for r in rows if r.drafter == "human"}
         records = []

@@ -35,7 +35,7 @@ def sweep_timers() -> int:
         if outcome is not None:
             n += 1
             publish_outcome(outcome)
-    for draft_id, deadline in service.pending_deadlines():
+    for draft_id, deadline in sorted(set(service.pending_deadlines())):  # one task per pod and deadline
         enqueue_deadline(draft_id, deadline)
     return n
 
@@ -63,9 +63,12 @@ def timers_to_enqueue(outcome: service.Outcome | None) -> bool:
 
 
 def enqueue_timers(outcome: service.Outcome | None) -> None:
-    """On the services stack a Celery task wakes at each deadline (sockets also watch their own)."""
+    """On the services stack a Celery task wakes at each deadline (sockets also watch their own). One task
+    per distinct deadline: :func:`expire_picks` settles every seat of the pod that is due, and the seats
+    whose clock a change restarted share its deadline (a pick usually restarts the picker's and the
+    waiting neighbour's clocks: one task, not two)."""
     if timers_to_enqueue(outcome):
-        for _, deadline in outcome.timers:
+        for deadline in sorted({deadline for _, deadline in outcome.timers}):
             enqueue_deadline(outcome.draft_id, deadline)
 
 

@@ -300,3 +300,39 @@ def test_the_pod_sockets_keep_their_database_connection(settings):
     assert plain[0] != plain[1]  # the site's setting: a connection per call
     assert len(set(kept)) == 1  # the pod sockets' thread: one connection, reused
     assert after != kept[0]  # given back when the last socket goes
+
+
+def test_a_pick_is_the_lock_and_three_statements(draft_set, django_capture_on_commit_callbacks):
+    """Pins the queries of one person's pick with a warm pod cache (bench/pods.py --pace measures its CPU):
+    the row lock, the pick row, the state, the restarted pick clocks (four statements on PostgreSQL; the
+    seat rows come with the cached pod). One more is a regression to look at, not a number to raise."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    draft = _pod(humans=2, timer=30)
+    view = service.snapshot(draft.pk, 0)[1]
+    with django_capture_on_commit_callbacks(execute=True):
+        _pick(draft.pk, 0, view)  # replays the pod into the cache (the start's commit hook never ran here)
+    view = service.snapshot(draft.pk, 1)[1]
+    with django_capture_on_commit_callbacks(execute=True):
+        with CaptureQueriesContext(connection) as ctx:
+            _pick(draft.pk, 1, view)
+    sql = [q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    kinds = [" ".join(s.split()[:3]) if not s.startswith("SELECT") else "SELECT " + s.split(" FROM ")[1].split()[0]
+             for s in sql]
+    lock = kinds[:-3]  # SELECT ... FOR UPDATE on PostgreSQL; on SQLite a write takes the database's lock first
+    assert lock in (['SELECT "drafts_draft"'], ['UPDATE "drafts_draft" SET', 'SELECT "drafts_draft"']), kinds
+    assert kinds[-3:] == ['INSERT INTO "drafts_draftpick"', 'UPDATE "drafts_draft" SET', 'UPDATE "drafts_draftseat" SET'], \
+        kinds
+
+
+def test_one_timer_task_per_distinct_deadline(settings):
+    """A pick restarts the picker's clock and the waiting neighbour's at the same instant: one Celery task
+    settles both (expire_picks takes every seat of the pod that is due), not one per seat."""
+    from drafts.pods import tasks
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    out = service.Outcome("pod-1", {}, timers=[(0, 100.0), (1, 100.0), (5, 130.0)])
+    with mock.patch.object(tasks, "enqueue_deadline") as enqueue:
+        tasks.enqueue_timers(out)
+    assert enqueue.call_args_list == [mock.call("pod-1", 100.0), mock.call("pod-1", 130.0)]
