@@ -1,4 +1,5 @@
-"""REST API (DRF) for cards and decks. Reads are public; anyone may import a deck.
+"""REST API (DRF) for cards and decks. Reads are public; anyone may import a deck. A deck a person saves is
+unlisted (in no list, readable by its id) until its owner makes it public (PATCH ``{"public": true}``).
 
 Errors have the site's shape (``mtgsite.api``): ``{"errors": [{"message": "...", ...}]}``; decklist line errors
 add ``line``, ``text`` and ``suggestions``; parameter errors add ``field``.
@@ -18,7 +19,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from decks.core.rules import FORMATS, normalize_format
-from decks.forms import MAX_DECK_NAME, MAX_DECK_TEXT, format_problem, import_deck, text_problem
+from decks.forms import MAX_DECK_NAME, MAX_DECK_TEXT, format_problem, import_deck, saved_by, text_problem
 from decks.models import Card, Deck, Legality, Printing
 from decks.search import COLOR_CHOICES, SORTS, search_cards
 from decks.services import parsed_from_deck
@@ -26,6 +27,7 @@ from decks.views import EXPORT_STYLES
 from decks.embeddings.service import similar_cards
 from mtgsite import limits
 from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
+from mtgsite.guests import guest_key
 
 class _NoFormatOverride:
     """api_settings, except that ``?format=`` does not pick a renderer."""
@@ -98,7 +100,7 @@ class CardDetailSerializer(CardSerializer):
 class DeckSerializer(serializers.ModelSerializer):
     class Meta:
         model = Deck
-        fields = ["id", "name", "format", "source", "main_count", "side_count", "occurrences",
+        fields = ["id", "name", "format", "source", "public", "main_count", "side_count", "occurrences",
                   "first_seen", "last_seen", "created"]
 
 
@@ -135,6 +137,12 @@ class DeckImportSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=MAX_DECK_TEXT, help_text="The decklist: MTGO, Arena or plain text.")
     name = serializers.CharField(max_length=MAX_DECK_NAME, required=False, allow_blank=True)
     format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
+
+
+class DeckVisibilitySerializer(serializers.Serializer):
+    """The request body of PATCH /api/decks/<id>/ (documentation only: the view checks it by hand)."""
+
+    public = serializers.BooleanField(help_text="true: listed for everyone; false: unlisted (only by its link)")
 
 
 class ExportSerializer(serializers.Serializer):
@@ -190,10 +198,11 @@ STYLE_PARAMETER = OpenApiParameter("style", str, enum=list(EXPORT_STYLES), defau
 
 
 @extend_schema_view(retrieve=extend_schema(
-    description="One deck: its cards by board (name, count, card id) and the stored analysis.",
+    description="One deck (listed or not: whoever has its id may read it): its cards by board (name, count, "
+                "card id) and the stored analysis.",
     responses={200: DeckDetailSerializer, 404: ApiErrorsSerializer}))
 class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Decks: the tournament corpus and imported lists."""
+    """Decks: the tournament corpus and the lists people made public (their other decks are unlisted)."""
 
     queryset = Deck.objects.all()
     limit = "deck_import"  # POST (create) only
@@ -209,7 +218,7 @@ class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.Retriev
 
     def get_queryset(self):
         if self.action == "list":
-            return Deck.objects.order_by("-id")
+            return Deck.objects.listed().order_by("-id")
         return Deck.objects.prefetch_related("cards__card")
 
     @extend_schema(parameters=[FORMAT_PARAMETER], responses={200: DeckSerializer(many=True), 400: ApiErrorsSerializer,
@@ -258,7 +267,7 @@ class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.Retriev
         if problems:
             return errors_response(*problems)
 
-        outcome = import_deck(text, name=name, fmt=fmt, owner=request.user if request.user.is_authenticated else None)
+        outcome = import_deck(text, name=name, fmt=fmt, **saved_by(request))
         if not outcome.ok:
             return errors_response(*({"line": e.line_no, "text": e.line, "message": e.message,
                                       "suggestions": list(e.suggestions)} for e in outcome.errors))
@@ -266,6 +275,31 @@ class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.Retriev
         body = DeckDetailSerializer(deck, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED,
                         headers={"Location": reverse("api-deck-detail", args=[deck.pk])})
+
+    @extend_schema(
+        request=DeckVisibilitySerializer,
+        responses={200: DeckDetailSerializer, 400: ApiErrorsSerializer, 403: ApiErrorsSerializer,
+                   404: ApiErrorsSerializer},
+        examples=[OpenApiExample("Make public", request_only=True, value={"public": True})],
+    )
+    def partial_update(self, request, *args, **kwargs):
+        """Its owner (the signed-in person, or the guest session, that saved it) lists the deck for everyone
+        (``{"public": true}``) or takes it back to unlisted (``false``); anyone else gets a 403."""
+        deck = self.get_object()
+        if not deck.is_owned_by(request.user, guest_key(request)):
+            return errors_response({"message": "Only the person who saved this deck may change who sees it."},
+                                   code=status.HTTP_403_FORBIDDEN)
+        try:
+            data = request.data
+        except (ParseError, UnsupportedMediaType) as exc:
+            return errors_response({"message": f"Send a JSON object such as {{\"public\": true}} ({exc.detail})."})
+        if not isinstance(data, dict) or set(data) != {"public"} or not isinstance(data["public"], bool):
+            return errors_response({"field": "public", "message": "Send {\"public\": true} or {\"public\": false}; "
+                                                                  "nothing else of a deck can be changed."})
+        if deck.public != data["public"]:
+            deck.public = data["public"]
+            deck.save(update_fields=["public"])
+        return Response(DeckDetailSerializer(deck, context=self.get_serializer_context()).data)
 
     @extend_schema(parameters=[STYLE_PARAMETER], responses={200: ExportSerializer, 400: ApiErrorsSerializer,
                                                             404: ApiErrorsSerializer})

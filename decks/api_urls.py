@@ -10,6 +10,7 @@ urlpatterns = [
     path("decks/", DeckViewSet.as_view({"get": "list", "post": "create"}), name="api-deck-list"),
     path("decks/complete", CompletionListView.as_view(), name="api-completion"),
     path("decks/complete/<uuid:job_id>", CompletionDetailView.as_view(), name="api-completion-detail"),
-    path("decks/<int:pk>/", DeckViewSet.as_view({"get": "retrieve"}), name="api-deck-detail"),
+    path("decks/<int:pk>/", DeckViewSet.as_view({"get": "retrieve", "patch": "partial_update"}),
+         name="api-deck-detail"),
     path("decks/<int:pk>/export", DeckViewSet.as_view({"get": "export"}), name="api-deck-export"),
 ]

@@ -10,6 +10,7 @@ from decks.core.rules import FORMATS, normalize_format
 from decks.models import Deck
 from decks.services import card_index, save_parsed_deck
 from decks.tasks import enqueue_analysis
+from mtgsite.guests import guest_key
 
 
 MAX_DECK_TEXT = 20_000
@@ -55,13 +56,23 @@ def parse_text(text: str) -> tuple[ParsedDeck | None, list[LineError]]:
     return deck, []
 
 
-def import_deck(text: str, name: str = "", fmt: str = "", owner=None) -> ImportOutcome:
-    """Parse, then save (one transaction) and queue the analysis; nothing is saved on any error."""
+def saved_by(request) -> dict:
+    """Whose a deck this request saves is: ``{"owner": the signed-in user}``, else ``{"guest": the guest's session}``
+    (made now, so that the guest finds the deck in their own list)."""
+    if request.user.is_authenticated:
+        return {"owner": request.user}
+    return {"guest": guest_key(request, create=True)}
+
+
+def import_deck(text: str, name: str = "", fmt: str = "", owner=None, guest: str | None = None) -> ImportOutcome:
+    """Parse, then save (one transaction) and queue the analysis; nothing is saved on any error. The deck is the
+    signed-in ``owner``'s, else the guest session ``guest``'s, and unlisted until they make it public."""
     parsed, errors = parse_text(text)
     if parsed is None:
         return ImportOutcome(errors=errors)
     fmt = normalize_format(fmt) if fmt else ""
-    deck = save_parsed_deck(parsed, fmt=fmt or "", name=(name or "").strip()[:MAX_DECK_NAME], owner=owner)
+    deck = save_parsed_deck(parsed, fmt=fmt or "", name=(name or "").strip()[:MAX_DECK_NAME], owner=owner,
+                            guest=guest)
     return ImportOutcome(deck=deck, analysis_pending=enqueue_analysis(deck))
 
 

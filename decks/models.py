@@ -111,8 +111,25 @@ class Legality(models.Model):
         return f"{self.card.name}: {self.status} in {self.format} ({self.source})"
 
 
+class DeckQuerySet(models.QuerySet):
+    def listed(self):
+        """The decks anyone may find: in the deck list, search, card pages and the API's lists."""
+        return self.filter(public=True)
+
+    def owned_by(self, user=None, guest: str | None = None):
+        """A person's own decks: a signed-in ``user``'s, else the guest session ``guest``'s (none without one)."""
+        if user is not None and user.is_authenticated:
+            return self.filter(owner=user)
+        if guest:
+            return self.filter(owner__isnull=True, guest=guest)
+        return self.none()
+
+
 class Deck(models.Model):
-    """A distinct 60+15 (or any) list. Corpus lists are stored once with how often they appeared."""
+    """A distinct 60+15 (or any) list. Corpus lists are stored once with how often they appeared.
+
+    A deck a person saves (an import, a completion, a deck built from a draft pool) is unlisted until its
+    owner makes it public: reachable by its link, in its owner's "My decks", in no list or search."""
 
     name = models.CharField(max_length=200, blank=True)
     format = models.CharField(max_length=20, blank=True, db_index=True)
@@ -126,10 +143,17 @@ class Deck(models.Model):
     # Names from the source that the catalogue does not know: [[name, count, "main"|"side"], ...]
     unresolved = models.JSONField(default=list, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    guest = models.CharField(max_length=40, blank=True, db_index=True,
+                             help_text="the guest session that saved it (mtgsite.guests); empty with an owner")
+    public = models.BooleanField(default=False, db_index=True,
+                                 help_text="listed for everyone (the corpus; a person's deck once they make it "
+                                           "public); else reachable only by its link")
     created = models.DateTimeField(auto_now_add=True)
     # Filled by the analyze_deck task: {"formats": {fmt: [problems]}, "curve": {...}, ...}
     analysis = models.JSONField(null=True, blank=True)
     analyzed_at = models.DateTimeField(null=True, blank=True)
+
+    objects = DeckQuerySet.as_manager()
 
     class Meta:
         ordering = ["-id"]
@@ -144,6 +168,12 @@ class Deck(models.Model):
     @property
     def title(self):
         return str(self)
+
+    def is_owned_by(self, user=None, guest: str | None = None) -> bool:
+        """Whether this is the signed-in ``user``'s deck, or the guest session ``guest``'s."""
+        if self.owner_id is not None:
+            return user is not None and user.is_authenticated and user.pk == self.owner_id
+        return bool(self.guest) and self.guest == guest
 
 
 class DeckCard(models.Model):

@@ -52,13 +52,16 @@ def card_rules(names) -> dict[str, CardRules]:
 
 
 @transaction.atomic
-def save_parsed_deck(parsed: ParsedDeck, fmt: str = "", name: str = "", owner=None, source: str = "user") -> Deck:
-    """Store a parsed deck (its cards must all be in the catalogue) in one transaction."""
+def save_parsed_deck(parsed: ParsedDeck, fmt: str = "", name: str = "", owner=None, source: str = "user",
+                     guest: str | None = None, public: bool = False) -> Deck:
+    """Store a parsed deck (its cards must all be in the catalogue) in one transaction: a person's (the signed-in
+    ``owner``'s, else the guest session ``guest``'s), unlisted unless ``public``."""
     main = [(e.name, e.count) for e in parsed.main]
     side = [(e.name, e.count) for e in parsed.side]
     key = list_hash(fmt or "", main, side)
     deck = Deck.objects.create(
         name=name or parsed.name, format=fmt or "", list_hash=key, source=source, owner=owner,
+        guest="" if owner is not None else (guest or ""), public=public,
         main_count=parsed.main_count, side_count=parsed.side_count,
     )
     ids = dict(Card.objects.filter(name__in=[n for n, _ in main + side]).values_list("name", "id"))

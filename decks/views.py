@@ -1,23 +1,28 @@
-"""Server-rendered pages: home, card search and card page, deck import, list, page and export."""
+"""Server-rendered pages: home, card search and card page, deck import, list, my decks, page and export.
+
+A deck a person saves is unlisted (``Deck.public`` false) until its owner makes it public: every list here shows
+``Deck.objects.listed()`` only; the deck's page and export are reached by its link."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from decks import panels
 from decks.analysis import deck_groups
 from decks.core.cards import mana_symbols
 from decks.core.export import to_arena, to_mtgo
 from decks.core.rules import FORMATS, normalize_format
-from decks.forms import DeckImportForm, import_deck
+from decks.forms import DeckImportForm, import_deck, saved_by
 from decks.models import Card, CardSet, Deck, DeckCard
 from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
 from decks.services import parsed_from_deck
 from decks.embeddings.service import similar_cards
 from mtgsite import limits
+from mtgsite.guests import guest_key
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
 DECK_SORTS = {"popularity": ("-occurrences", "-id"), "newest": ("-id",)}
@@ -29,8 +34,9 @@ MAX_CARD_DECKS = 10
 @require_GET
 def home(request):
     return render(request, "decks/home.html", {
-        "counts": {"cards": Card.objects.count(), "sets": CardSet.objects.count(), "decks": Deck.objects.count()},
-        "recent_decks": Deck.objects.order_by("-id")[:5],
+        "counts": {"cards": Card.objects.count(), "sets": CardSet.objects.count(),
+                   "decks": Deck.objects.listed().count()},
+        "recent_decks": Deck.objects.listed().order_by("-id")[:5],
         "formats": FORMATS,
     })
 
@@ -52,9 +58,9 @@ def card_list(request):
 
 
 def decks_playing(card: Card, limit: int = MAX_CARD_DECKS):
-    """The decks playing ``card``, most often seen first."""
+    """The listed decks playing ``card``, most often seen first."""
     ids = DeckCard.objects.filter(card=card).values("deck_id")
-    return Deck.objects.filter(id__in=ids).order_by("-occurrences", "-last_seen", "-id")[:limit]
+    return Deck.objects.listed().filter(id__in=ids).order_by("-occurrences", "-last_seen", "-id")[:limit]
 
 
 @require_GET
@@ -79,7 +85,7 @@ def card_detail(request, card_id: int):
         "printings": printings,
         "decks": decks_playing(card),
         "panels": panels.render([card]),
-        "deck_total": DeckCard.objects.filter(card=card).values("deck_id").distinct().count(),
+        "deck_total": DeckCard.objects.filter(card=card, deck__public=True).values("deck_id").distinct().count(),
     })
 
 
@@ -91,8 +97,7 @@ def deck_import(request):
         form = DeckImportForm(request.POST)
         if not limits.refused(request) and form.is_valid():
             data = form.cleaned_data
-            outcome = import_deck(data["text"], name=data["name"], fmt=data["format"],
-                                  owner=request.user if request.user.is_authenticated else None)
+            outcome = import_deck(data["text"], name=data["name"], fmt=data["format"], **saved_by(request))
             if outcome.ok:
                 deck = outcome.deck
                 messages.success(request, f"Imported {deck.main_count} main-deck and {deck.side_count} sideboard cards.")
@@ -109,8 +114,17 @@ def deck_import(request):
 
 @require_GET
 def deck_list(request):
+    return deck_page(request, Deck.objects.listed(), mine=False)
+
+
+@require_GET
+def my_decks(request):
+    """The decks this person saved (signed in: their account's; a guest: their session's), listed or not."""
+    return deck_page(request, Deck.objects.owned_by(request.user, guest_key(request)), mine=True)
+
+
+def deck_page(request, decks, mine: bool):
     notes = []
-    decks = Deck.objects.all()
     fmt_param = (request.GET.get("format") or "").strip()
     fmt = ""
     if fmt_param:
@@ -128,7 +142,7 @@ def deck_list(request):
         notes.append(page_note)
     return render(request, "decks/deck_list.html", {
         "page": page, "notes": notes, "format": fmt, "sort": sort, "formats": FORMATS,
-        "querystring": query_without_page(request),
+        "querystring": query_without_page(request), "mine": mine,
     })
 
 
@@ -161,7 +175,29 @@ def deck_detail(request, deck_id: int):
         "panels": panels.render(Card.objects.filter(deck_entries__deck=deck, deck_entries__board="main").distinct()),
         "appearances": appearances,
         "appearance_total": deck.appearances.count() if deck.source == "corpus" else 0,
+        "mine": deck.is_owned_by(request.user, guest_key(request)),
     })
+
+
+VISIBILITY = {"public": True, "unlisted": False}
+
+
+@require_POST
+def deck_visibility(request, deck_id: int):
+    """The owner's switch: ``visibility=public`` lists the deck for everyone, ``visibility=unlisted`` takes it back
+    to its link and the owner's list. Anyone else gets a 403 (the deck itself is readable by its link)."""
+    deck = get_object_or_404(Deck, pk=deck_id)
+    if not deck.is_owned_by(request.user, guest_key(request)):
+        raise PermissionDenied("Only the person who saved this deck may change who sees it.")
+    choice = (request.POST.get("visibility") or "").strip()
+    if choice not in VISIBILITY:
+        return HttpResponseBadRequest("visibility must be 'public' or 'unlisted'.\n", content_type="text/plain; charset=utf-8")
+    if deck.public != VISIBILITY[choice]:
+        deck.public = VISIBILITY[choice]
+        deck.save(update_fields=["public"])
+    messages.success(request, "The deck is public: listed in Decks for everyone." if deck.public
+                     else "The deck is unlisted: only people with its link (and you, in My decks) see it.")
+    return redirect("deck-detail", deck_id=deck.pk)
 
 
 @require_GET

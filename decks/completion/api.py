@@ -19,6 +19,7 @@ from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
 from mtgsite import limits
+from mtgsite.guests import guest_key
 
 
 class CompletionRequestSerializer(serializers.Serializer):
@@ -128,6 +129,7 @@ class CompletionListView(limits.Limited, SiteApi, APIView):
                                 seed=data.get("seed", 0), model=model)
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
+        guest_key(request, create=True)  # a guest's session, so that the deck is in their "My decks"
         job = create_job(req, owner=request.user, client=limits.client_of(request).key)
         enqueue_completion(job)
         job.refresh_from_db()

@@ -340,8 +340,9 @@ def _finish(job: CompletionJob, completion, version, completer=None) -> None:
                  "warnings": list(completion.warnings)}
     with transaction.atomic():
         parsed = ParsedDeck([Entry(n, c) for n, c in completion.main], [Entry(n, c) for n, c in completion.side])
+        guest = job.client_key.removeprefix("guest:") if job.client_key.startswith("guest:") else None
         deck = save_parsed_deck(parsed, job.format, f"Completed {job.format.title()} deck", owner=job.owner,
-                                source="completion")
+                                source="completion", guest=guest)  # unlisted: the asker's (mtgsite.limits key)
         job.deck = deck
         job.model_version = version
         job.result = {

@@ -12,6 +12,7 @@ from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
 from mtgsite import limits
+from mtgsite.guests import guest_key
 
 SIDEBOARD_CHOICES = [("generate", "Generate a sideboard (keeps any sideboard cards you give)"),
                      ("keep", "Keep only my sideboard cards")]
@@ -51,6 +52,7 @@ def completion_form(request):
             except CompletionRequestError as exc:
                 errors = exc.errors
             else:
+                guest_key(request, create=True)  # a guest's session, so that the deck is in their "My decks"
                 job = create_job(req, owner=request.user, client=limits.client_of(request).key)
                 enqueue_completion(job)
                 return redirect("completion-job", job_id=job.pk)

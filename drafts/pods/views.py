@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from decks.core.decklist import Entry, ParsedDeck
 from decks.core.export import to_arena, to_mtgo
+from decks.forms import saved_by
 from decks.services import parsed_from_deck, save_parsed_deck
 from drafts.access import current_consent, guest_key, remember_consent, seat_owner
 from drafts.core.cards import DraftError
@@ -259,8 +260,7 @@ def _save_build(request, seat, pool, s):
         return JsonResponse({"text": text, "warnings": warnings})
     with transaction.atomic():
         old = seat.deck
-        deck = save_parsed_deck(parsed, fmt="", source="draft",
-                                owner=request.user if request.user.is_authenticated else None)
+        deck = save_parsed_deck(parsed, fmt="", source="draft", **saved_by(request))
         seat.deck = deck
         seat.save(update_fields=["deck"])
         if old is not None and old.source == "draft":

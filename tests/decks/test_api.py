@@ -146,6 +146,9 @@ def test_post_as_logged_in_user_sets_owner(catalogue, django_user_model):
 def test_deck_list_detail_and_format_filter(api, catalogue):
     modern = post_deck(api, {"text": GOOD_LIST, "format": "modern"}).json()["id"]
     pauper = post_deck(api, {"text": PAUPER_LIST, "format": "pauper"}).json()["id"]
+    assert api.get("/api/decks/").json()["results"] == []  # unlisted until their owner makes them public
+    for deck in (modern, pauper):
+        assert api.patch(f"/api/decks/{deck}/", {"public": True}, format="json").json()["public"] is True
     body = api.get("/api/decks/").json()
     assert [d["id"] for d in body["results"]] == [pauper, modern]
     assert [d["id"] for d in api.get("/api/decks/", {"format": "modern"}).json()["results"]] == [modern]

@@ -201,3 +201,53 @@ def test_home_quick_search_and_card_page(daphne_server, page):
     expect(page.locator(".legalities")).to_contain_text("MTGJSON")
     page.screenshot(path=str(ARTIFACTS / "card-page.png"), full_page=True)
     assert page.problems == []
+
+
+def test_a_guests_deck_is_unlisted_until_they_make_it_public(daphne_server, page, browser):
+    """A guest imports a deck: it is in their "My decks", not in the public list another browser sees, until
+    they click "Make public"."""
+    from playwright.sync_api import expect
+
+    from decks.models import Deck
+
+    load_catalogue()
+    page.goto(f"{daphne_server}/decks/import/")
+    page.fill("textarea[name=text]", DECKLIST)
+    page.fill("input[name=name]", "Gus secret burn")
+    page.click("button[type=submit]:has-text('Import deck')")
+    page.wait_for_url(re.compile(r"/decks/\d+/$"))
+    deck_url = page.url
+    expect(page.get_by_test_id("unlisted")).to_be_visible()
+    page.goto(f"{daphne_server}/decks/mine/")
+    expect(page.locator("h1")).to_have_text("My decks")
+    mine = page.locator("table.data-table tbody tr", has_text="Gus secret burn")
+    expect(mine.get_by_test_id("visibility")).to_have_text("unlisted")
+
+    other = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        stranger = other.new_page()
+        stranger.goto(f"{daphne_server}/decks/")
+        expect(stranger.locator(".result-count")).to_have_text("0 decks")
+        stranger.goto(f"{daphne_server}/decks/mine/")
+        expect(stranger.locator("main")).not_to_contain_text("Gus secret burn")
+        stranger.goto(deck_url)  # the link still works, without the switch
+        expect(stranger.locator("h1")).to_have_text("Gus secret burn")
+        expect(stranger.locator("#visibility-form")).to_have_count(0)
+
+        page.goto(deck_url)
+        page.click("#visibility-form button:has-text('Make public')")
+        page.wait_for_url(deck_url)
+        expect(page.locator(".messages")).to_contain_text("The deck is public")
+        expect(page.get_by_test_id("unlisted")).to_have_count(0)
+        expect(page.locator("#visibility-form button")).to_have_text("Make unlisted")
+        assert Deck.objects.get().public
+
+        stranger.goto(f"{daphne_server}/decks/")
+        expect(stranger.locator("table.data-table")).to_contain_text("Gus secret burn")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.goto(f"{daphne_server}/decks/mine/")
+        expect(mine.get_by_test_id("visibility")).to_have_text("public")
+        page.screenshot(path=str(ARTIFACTS / "my-decks.png"), full_page=True)
+    finally:
+        other.close()
+    assert page.problems == []

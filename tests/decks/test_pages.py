@@ -100,6 +100,9 @@ def test_card_page_lists_decks_playing_it(client, catalogue):
     deck = _import(client, GOOD_LIST, name="Boros Burn")
     card = Card.objects.get(name="Goblin Guide")
     html = client.get(reverse("card-detail", args=[card.pk])).content.decode()
+    assert f'href="/decks/{deck.pk}/"' not in html  # unlisted until its owner makes it public
+    make_public(client, deck)
+    html = client.get(reverse("card-detail", args=[card.pk])).content.decode()
     assert f'href="/decks/{deck.pk}/"' in html and "Boros Burn" in html
 
 
@@ -190,6 +193,11 @@ def test_pagination_keeps_the_query(client, catalogue, monkeypatch):
 
 
 # --- deck import -------------------------------------------------------------------------
+
+
+def make_public(client, deck):
+    response = client.post(reverse("deck-visibility", args=[deck.pk]), {"visibility": "public"})
+    assert response.status_code == 302 and response["Location"] == reverse("deck-detail", args=[deck.pk])
 
 
 def _import(client, text, name="", fmt=""):
@@ -290,6 +298,8 @@ def test_import_owner_is_the_logged_in_user(client, catalogue, django_user_model
 def test_deck_list_filters_and_sorts(client, catalogue):
     modern = _import(client, GOOD_LIST, name="Modern Burn", fmt="modern")
     pauper = _import(client, PAUPER_LIST, name="Pauper Burn", fmt="pauper")
+    for deck in (modern, pauper):
+        make_public(client, deck)
     html = client.get(reverse("deck-list")).content.decode()
     assert html.index("Pauper Burn") < html.index("Modern Burn")  # newest first
     html = client.get(reverse("deck-list"), {"format": "modern"}).content.decode()

@@ -8,7 +8,8 @@ each role gets: a status, where a redirect goes, and for the few routes whose st
 (a form post that always redirects) whether the object changed. Every request that could write runs
 in a transaction rolled back afterwards, so the roles see the same world.
 
-The world (:func:`world`) is owned by ``user`` and by the guest: a deck, a completion job, a pod
+The world (:func:`world`) is owned by ``user`` and by the guest: a deck each (unlisted: their own, readable by
+its link, in no list for anyone else), a completion job, a pod
 being drafted (user in seat 0, the guest in seat 1, a bot), a pod in the lobby, a finished pod, a
 game against the AI, a model version, a training run, a gauntlet run. The pod's cards come from a
 set of planted names (``MTX ...``); the bodies a role gets from the routes about a pod or a game must
@@ -87,7 +88,8 @@ class Route:
     body: object = None  # form data, or a JSON body with json=True
     json: bool = False
     watch: Callable | None = None  # the state that Out.changed describes
-    about: str = ""  # "pod", "done" or "game": the body must not show that object's hidden cards to this role
+    about: str = ""  # "pod", "done" or "game": the body must not show that object's hidden cards to this role;
+    # "decks": a list, which must not show another person's unlisted deck
 
 
 def pk_of(key: str, attr: str):
@@ -102,6 +104,18 @@ run_id, gauntlet_id = pk_of("run_id", "training_run"), pk_of("run_id", "gauntlet
 
 def seat(draft: str, n: int, **extra):
     return lambda w: {"draft_id": getattr(w, draft).pk, "seat_number": n, **extra}
+
+
+def deck_public(attr: str):
+    """Whether the world's deck ``attr`` is public now (the state a visibility switch changes)."""
+    return lambda w: type(getattr(w, attr)).objects.get(pk=getattr(w, attr).pk).public
+
+
+def owner_flips(owner: str, ok: Out, attr: str) -> dict:
+    """A deck's visibility switch: its owner gets ``ok`` (and the deck changes), anyone else a 403 (unchanged):
+    the deck itself is readable by its link."""
+    return {role: Out(ok.status, ok.to, changed=True) if role == owner else Out(403, changed=False)
+            for role in ROLES}
 
 
 def lobby_seats(w):
@@ -123,8 +137,15 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "api-schema": Route(every(OK)),
     "api-card-list": Route(every(OK)),
     "api-card-detail": Route(every(OK), url=lambda w: {"pk": w.card.pk}),
-    "api-deck-list": Route(every(OK)),
-    "api-deck-detail": Route(every(OK), url=lambda w: {"pk": w.deck.pk}),
+    "api-deck-list": Route(every(OK), about="decks"),
+    # a person's deck: anyone with its link reads it, its owner alone lists or unlists it
+    "api-deck-detail": [Route(every(OK), url=lambda w: {"pk": w.deck.pk}),
+                        Route(every(OK), url=lambda w: {"pk": w.guest_deck.pk}),
+                        Route(owner_flips("user", OK, "deck"), "patch", json=True, url=lambda w: {"pk": w.deck.pk},
+                              body={"public": True}, watch=deck_public("deck")),
+                        Route(owner_flips("guest", OK, "guest_deck"), "patch", json=True,
+                              url=lambda w: {"pk": w.guest_deck.pk}, body={"public": True},
+                              watch=deck_public("guest_deck"))],
     "api-deck-export": Route(every(OK), url=lambda w: {"pk": w.deck.pk}),
     "api-completion": Route(every(ACCEPTED), "post", json=True,
                             body=lambda w: {"format": "standard", "main": [[w.card.name, 4]]}),
@@ -210,12 +231,21 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "ml-run-json": Route(staff_only(), url=run_id),
     "ml-run-cancel": Route(staff_only(Out(302, "ml-run")), "post", url=run_id),
     # the catalogue, decks and deck completion: public (a completion job is read by its random id)
-    "home": Route(every(OK)),
+    # (a person's own deck is unlisted: in no list but its owner's "My decks", readable by its link)
+    "home": Route(every(OK), about="decks"),
     "card-list": Route(every(OK)),
-    "card-detail": Route(every(OK), url=lambda w: {"card_id": w.card.pk}),
-    "deck-list": Route(every(OK)),
+    "card-detail": Route(every(OK), url=lambda w: {"card_id": w.card.pk}, about="decks"),
+    "deck-list": Route(every(OK), about="decks"),
+    "my-decks": Route(every(OK), about="decks"),
     "deck-import": Route(every(OK)),
-    "deck-detail": Route(every(OK), url=lambda w: {"deck_id": w.deck.pk}),
+    "deck-detail": [Route(every(OK), url=lambda w: {"deck_id": w.deck.pk}),
+                    Route(every(OK), url=lambda w: {"deck_id": w.guest_deck.pk})],
+    "deck-visibility": [Route(owner_flips("user", Out(302, "deck-detail"), "deck"), "post",
+                              url=lambda w: {"deck_id": w.deck.pk}, body={"visibility": "public"},
+                              watch=deck_public("deck")),
+                        Route(owner_flips("guest", Out(302, "deck-detail"), "guest_deck"), "post",
+                              url=lambda w: {"deck_id": w.guest_deck.pk}, body={"visibility": "public"},
+                              watch=deck_public("guest_deck"))],
     "deck-export": Route(every(OK), url=lambda w: {"deck_id": w.deck.pk}),
     "completion-form": Route(every(OK)),
     "completion-job": Route(every(OK), url=lambda w: {"job_id": w.job.pk}),
@@ -322,6 +352,12 @@ class World:
         return self.hidden[about, role]
 
     def _hidden(self, about: str, role: str) -> set[str]:
+        if about == "decks":  # the links to (and names of) the unlisted decks that are not this role's own
+            from decks.models import Deck
+
+            unlisted = Deck.objects.filter(public=False).exclude(
+                pk__in=Deck.objects.owned_by(self.users.get(role), self.sessions.get("guest") if role == "guest" else None))
+            return {text for deck in unlisted for text in (f'"/decks/{deck.pk}/"', deck.name) if text}
         if about == "game":
             from gameplay.play import session
 
@@ -391,6 +427,7 @@ def world(request, unthrottled, settings, tmp_path, django_user_model):
 
     w.card = Card.objects.get(name=names[0])
     w.deck = import_deck("\n".join(f"4 {n}" for n in names[:15]), name="Ana's deck", owner=users["user"]).deck
+    w.guest_deck = import_deck("\n".join(f"4 {n}" for n in names[1:16]), name="Gus private deck", guest=guest).deck
     w.job = CompletionJob.objects.create(format="standard", known_main=[[names[0], 4]], owner=users["user"])
     w.pod = pod_of(SET, 3, users["user"], guest, seed=1)
     from drafts.pods import service
@@ -406,6 +443,7 @@ def world(request, unthrottled, settings, tmp_path, django_user_model):
     built = w.client("user").post(reverse("deck-builder", kwargs=seat("done", 0)(w)), content_type="application/json",
                                   data={"main": [[n, 1] for n in pool[:23]], "side": [[n, 1] for n in pool[23:]]})
     assert built.status_code == 200, built.content
+    assert not w.done.seat_set.get(seat=0).deck.public  # a deck built from a draft pool is unlisted too
     w.game, _ = session.create_game("sample:mono_red_aggro", "sample:mono_white_weenie", "engine:VeryEasy",
                                     first="you", user=users["user"], seed=8)
     assert w.hidden_now("game", "user"), "the AI's hand should hold a card the person cannot see"

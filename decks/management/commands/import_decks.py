@@ -86,7 +86,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
             unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
                           for n, c in entries if card_id(n) is None]
             new_objs.append(Deck(
-                format=d.format, list_hash=d.hash, source="corpus", occurrences=d.occurrences,
+                format=d.format, list_hash=d.hash, source="corpus", public=True, occurrences=d.occurrences,
                 first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
                 main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
                 unresolved=unresolved, created=now))
@@ -203,7 +203,7 @@ class Command(BaseCommand):
                 stats["unresolved_name_count"] = len(unresolved)
                 self.stdout.write(f"{len(unresolved)} card names not in the catalogue (kept on their decks as unresolved)")
             with transaction.atomic():
-                saved = [save_parsed_deck(deck, fmt, name, source="text") for deck, name in parsed]
+                saved = [save_parsed_deck(deck, fmt, name, source="text", public=True) for deck, name in parsed]
             if saved:
                 self.stdout.write(f"saved {len(saved)} text decklists: " + ", ".join(f"#{d.pk}" for d in saved))
         stats["seconds"] = round(time.perf_counter() - started, 2)
