@@ -9,6 +9,10 @@ STACK ?= auto
 # `make run` is for local use: Django's debug pages on unless DJANGO_DEBUG=0 (the settings default is off).
 RUN_DEBUG := $(if $(DJANGO_DEBUG),$(DJANGO_DEBUG),1)
 export MTG_PROGRESS ?= 1
+# pytest-xdist workers per stack (each with its own database, Redis databases, queue and var folder:
+# tests/isolation.py); 0 runs the suite in one process.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) --durations 15
 
 .PHONY: run test venv services migrate data worker web test-embedded test-services bench clean
 
@@ -47,9 +51,9 @@ test: venv
 	@echo "== ruff (ruff.toml) and the layering (tests/test_structure.py)"
 	$(VENV)/bin/ruff check .
 	@echo "== tests on the embedded stack (SQLite, in-memory layers, eager Celery)"
-	MTG_STACK=embedded $(PY) -m pytest -q -p no:cacheprovider
+	MTG_STACK=embedded $(PYTEST)
 	@echo "== tests on the services stack (PostgreSQL, Redis, Celery worker and Daphne processes)"
-	MTG_STACK=services $(PY) -m pytest -q -p no:cacheprovider
+	MTG_STACK=services $(PYTEST)
 
 bench: venv
 	$(PY) -m bench.import

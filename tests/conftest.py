@@ -56,7 +56,7 @@ def _no_session_left_on_the_test_database(django_db_setup, django_db_blocker):
         rows = cur.fetchall()
     if rows:
         (ROOT / "var").mkdir(exist_ok=True)
-        (ROOT / "var" / "test-db-sessions.log").write_text("\n".join(map(repr, rows)) + "\n", encoding="utf-8")
+        (ROOT / "var" / f"test-db-sessions{os.environ.get('PYTEST_XDIST_WORKER', '')}.log").write_text("\n".join(map(repr, rows)) + "\n", encoding="utf-8")
 
 
 @pytest.fixture(autouse=True)

@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import kombu.pools
 import pytest
 
 from tests.conftest import ROOT, free_port, service_env, wait_for_port
@@ -107,10 +108,14 @@ def celery_broker(url: str, transport_options: dict):
     saved = {k: app.conf[k] for k in ("broker_url", "broker_transport_options")}
 
     def reset_pools():
+        # kombu keeps process-wide connection and producer pools by broker URL besides the app's own: closing
+        # the app's would leave kombu's entry for the URL closed, and the next test of this process (make test
+        # runs the fault tests among the others) would fail to queue anything ("Acquire on closed pool")
         if app._pool is not None:
             app._pool.force_close_all()
         app._pool = None
         app.amqp._producer_pool = None
+        kombu.pools.reset()
 
     reset_pools()
     app.conf.update(broker_url=url, broker_transport_options=transport_options)

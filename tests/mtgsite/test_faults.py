@@ -19,7 +19,7 @@ from django.utils import timezone
 from decks.models import CompletionJob, Deck, DeckCard
 from tests.faults import daphne, record, wait_until
 
-pytestmark = pytest.mark.faults  # not in `make test`: bench/faults.py runs these
+pytestmark = pytest.mark.faults  # in `make test` (services stack) and counted by bench/faults.py
 
 def pg_params() -> dict:
     s = connection.settings_dict
