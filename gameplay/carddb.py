@@ -10,7 +10,9 @@ import hashlib
 import json
 import os
 import threading
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from importlib.metadata import PackageNotFoundError, version
+from multiprocessing import get_context
 from pathlib import Path
 
 from django.conf import settings
@@ -27,6 +29,7 @@ ENGINE = "phase"
 CARD_FIELDS = ("id", "name", "front_name", "mana_cost", "colors", "color_identity", "type_line", "supertypes",
                "types", "subtypes", "oracle_text", "power", "toughness", "loyalty", "defense", "layout",
                "keywords", "faces")
+CHUNK_SIZE = 500  # cards a worker converts at a time (a few seconds: the progress bar moves, the pool stays fed)
 _lock = threading.Lock()
 _engines: dict[str, object] = {}
 
@@ -49,21 +52,70 @@ def card_data_path() -> Path:
     return Path(settings.VAR_DIR) / "game" / f"card-data-{_fingerprint()}.json"
 
 
-def build(progress=None) -> tuple[Path, dict]:
-    """Build the card database and the EngineCard rows for the whole catalogue."""
+def merge_card_data(parts) -> dict:
+    """Chunks of ``build_card_data`` output, in catalogue order -> the mapping one call over the whole
+    catalogue returns (same keys, same order, same faces): a face without a layout replaces one with a
+    layout, else the first wins, as inside ``build_card_data``."""
+    data: dict[str, dict] = {}
+    for part in parts:
+        for key, entry in part.items():
+            if key not in data or (data[key].get("layout") and not entry.get("layout")):
+                data[key] = entry
+    return data
+
+
+def convert_chunk(cards: list[dict]) -> tuple[dict, dict]:
+    """One chunk of catalogue records -> (its card data, ``{name: problems}``); run in a worker process."""
     import phase  # noqa: PLC0415 - the rules engine's binding, loaded only to build (it may be missing)
 
+    verdicts: dict[str, list | None] = {}
+    data = build_card_data(cards, phase.build_oracle_face, phase.build_oracle_face_multi, verdicts.__setitem__)
+    return data, verdicts
+
+
+def convert(cards: list[dict], workers: int = 1, progress=None, chunk_size: int = CHUNK_SIZE) -> tuple[dict, dict]:
+    """The catalogue records -> (the engine's card data, ``{name: problems}`` in catalogue order).
+
+    phase's ``build_oracle_face`` holds the GIL (threads do not scale), so with ``workers`` > 1 the records
+    go in chunks of ``chunk_size`` to a pool of forked processes; the chunks are merged in catalogue order,
+    so the result is the one a single ``build_card_data`` call gives. ``progress(done, total)`` is told
+    after each chunk (each card when serial)."""
+    total = len(cards)
+    chunks = [cards[i:i + chunk_size] for i in range(0, total, chunk_size)]
+    if workers <= 1 or len(chunks) < 2:
+        verdicts: dict[str, list | None] = {}
+
+        def on_card(name, problems):
+            verdicts[name] = problems
+            if progress:
+                progress(len(verdicts), total)
+
+        import phase  # noqa: PLC0415 - the rules engine's binding, loaded only to build (it may be missing)
+
+        return build_card_data(cards, phase.build_oracle_face, phase.build_oracle_face_multi, on_card), verdicts
+    results: list[tuple[dict, dict] | None] = [None] * len(chunks)
+    done = 0
+    # fork: the workers inherit the loaded binding and never touch Django (spawn would re-import the settings)
+    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=get_context("fork")) as pool:
+        futures = {pool.submit(convert_chunk, chunk): i for i, chunk in enumerate(chunks)}
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            done += len(chunks[i])
+            if progress:
+                progress(done, total)
+    verdicts = {}
+    for _, part in results:
+        verdicts.update(part)
+    return merge_card_data(data for data, _ in results), verdicts
+
+
+def build(progress=None, workers: int = 1) -> tuple[Path, dict]:
+    """Build the card database and the EngineCard rows for the whole catalogue (``workers`` processes)."""
     phase_version = engine_version()
     cards = list(Card.objects.values(*CARD_FIELDS))
     ids = {c["name"]: c["id"] for c in cards}
-    verdicts: dict[str, list | None] = {}
-
-    def on_card(name, problems):
-        verdicts[name] = problems
-        if progress:
-            progress(len(verdicts), len(cards))
-
-    data = build_card_data(cards, phase.build_oracle_face, phase.build_oracle_face_multi, on_card)
+    data, verdicts = convert(cards, workers, progress)
     path = card_data_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
