@@ -73,49 +73,87 @@ def convert_chunk(cards: list[dict]) -> tuple[dict, dict]:
     return data, verdicts
 
 
-def convert(cards: list[dict], workers: int = 1, progress=None, chunk_size: int = CHUNK_SIZE) -> tuple[dict, dict]:
-    """The catalogue records -> (the engine's card data, ``{name: problems}`` in catalogue order).
+class Conversion:
+    """A conversion of catalogue records, started at once and collected by :meth:`result`.
 
     phase's ``build_oracle_face`` holds the GIL (threads do not scale), so with ``workers`` > 1 the records
-    go in chunks of ``chunk_size`` to a pool of forked processes; the chunks are merged in catalogue order,
-    so the result is the one a single ``build_card_data`` call gives. ``progress(done, total)`` is told
-    after each chunk (each card when serial)."""
-    total = len(cards)
-    chunks = [cards[i:i + chunk_size] for i in range(0, total, chunk_size)]
-    if workers <= 1 or len(chunks) < 2:
-        verdicts: dict[str, list | None] = {}
+    go in chunks of ``chunk_size`` to a pool of forked processes, which work while the caller does something
+    else (``setup_site`` imports the decks meanwhile); the chunks are merged in catalogue order, so the
+    result is the one a single ``build_card_data`` call gives. One worker: converted in :meth:`result`."""
 
-        def on_card(name, problems):
-            verdicts[name] = problems
-            if progress:
-                progress(len(verdicts), total)
+    def __init__(self, cards: list[dict], workers: int = 1, chunk_size: int = CHUNK_SIZE, fingerprint: str = ""):
+        self.cards = cards
+        self.fingerprint = fingerprint  # the catalogue's, when the cards are all of it
+        self.chunks = [cards[i:i + chunk_size] for i in range(0, len(cards), chunk_size)]
+        self.pool = None
+        self.futures: dict = {}
+        if workers > 1 and len(self.chunks) > 1:
+            # fork: the workers inherit the loaded binding and never touch Django (spawn would re-import the settings)
+            self.pool = ProcessPoolExecutor(max_workers=min(workers, len(self.chunks)), mp_context=get_context("fork"))
+            self.futures = {self.pool.submit(convert_chunk, chunk): i for i, chunk in enumerate(self.chunks)}
 
-        import phase  # noqa: PLC0415 - the rules engine's binding, loaded only to build (it may be missing)
+    def result(self, progress=None) -> tuple[dict, dict]:
+        """(the engine's card data, ``{name: problems}`` in catalogue order); ``progress(done, total)`` is told
+        after each chunk (each card when serial)."""
+        total = len(self.cards)
+        if self.pool is None:
+            verdicts: dict[str, list | None] = {}
 
-        return build_card_data(cards, phase.build_oracle_face, phase.build_oracle_face_multi, on_card), verdicts
-    results: list[tuple[dict, dict] | None] = [None] * len(chunks)
-    done = 0
-    # fork: the workers inherit the loaded binding and never touch Django (spawn would re-import the settings)
-    with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=get_context("fork")) as pool:
-        futures = {pool.submit(convert_chunk, chunk): i for i, chunk in enumerate(chunks)}
-        for future in as_completed(futures):
-            i = futures[future]
-            results[i] = future.result()
-            done += len(chunks[i])
-            if progress:
-                progress(done, total)
-    verdicts = {}
-    for _, part in results:
-        verdicts.update(part)
-    return merge_card_data(data for data, _ in results), verdicts
+            def on_card(name, problems):
+                verdicts[name] = problems
+                if progress:
+                    progress(len(verdicts), total)
+
+            import phase  # noqa: PLC0415 - the rules engine's binding, loaded only to build (it may be missing)
+
+            data = build_card_data(self.cards, phase.build_oracle_face, phase.build_oracle_face_multi, on_card)
+            return data, verdicts
+        results: list = [None] * len(self.chunks)
+        done = 0
+        try:
+            for future in as_completed(self.futures):
+                i = self.futures[future]
+                results[i] = future.result()
+                done += len(self.chunks[i])
+                if progress:
+                    progress(done, total)
+        finally:
+            self.cancel()
+        verdicts = {}
+        for _, part in results:
+            verdicts.update(part)
+        return merge_card_data(data for data, _ in results), verdicts
+
+    def cancel(self) -> None:
+        """Stop the workers (the chunks not started are dropped)."""
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
-def build(progress=None, workers: int = 1) -> tuple[Path, dict]:
-    """Build the card database and the EngineCard rows for the whole catalogue (``workers`` processes)."""
+def convert(cards: list[dict], workers: int = 1, progress=None, chunk_size: int = CHUNK_SIZE) -> tuple[dict, dict]:
+    """The catalogue records -> (the engine's card data, ``{name: problems}`` in catalogue order)."""
+    return Conversion(cards, workers, chunk_size).result(progress)
+
+
+def start_build(workers: int = 1) -> Conversion:
+    """Start converting the whole catalogue now (``workers`` processes); :func:`build` finishes it."""
+    import phase  # noqa: PLC0415, F401 - loaded before the fork, so the workers inherit the binding
+
+    return Conversion(list(Card.objects.values(*CARD_FIELDS)), workers, fingerprint=_fingerprint())
+
+
+def build(progress=None, workers: int = 1, started: Conversion | None = None) -> tuple[Path, dict]:
+    """Build the card database and the EngineCard rows for the whole catalogue (``workers`` processes), or
+    finish the conversion ``started`` by :func:`start_build` (redone when the catalogue changed since)."""
     phase_version = engine_version()
-    cards = list(Card.objects.values(*CARD_FIELDS))
+    conversion = started
+    if started is None or started.fingerprint != _fingerprint():
+        if started is not None:
+            started.cancel()
+        conversion = start_build(workers)
+    cards = conversion.cards
     ids = {c["name"]: c["id"] for c in cards}
-    data, verdicts = convert(cards, workers, progress)
+    data, verdicts = conversion.result(progress)
     path = card_data_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")

@@ -22,7 +22,7 @@ from decks.bulk import insert_rows
 from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
-from decks.management.importing import DataErrorAsCommandError, data_path, progress, require
+from decks.management.importing import DataErrorAsCommandError, data_path, progress, reading_bar, require
 from decks.models import Card, Deck, DeckAppearance, DeckCard, Legality
 from decks.services import card_index, save_parsed_deck
 
@@ -50,7 +50,7 @@ def update_deck_counts() -> None:
 
 def import_corpus(path: Path, limit: int | None, log) -> dict:
     t0 = time.perf_counter()
-    decks, lines, bad = read_deck_corpus(path, limit)
+    decks, lines, bad = read_deck_corpus(path, limit, wrap=reading_bar(path, "reading the corpus"))
     log(f"read {lines} decks ({len(decks)} distinct lists, {len(bad)} bad lines) in {time.perf_counter() - t0:.1f}s")
     for message in bad[:10]:
         log(f"  skipped {message}")
