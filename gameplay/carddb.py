@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from importlib.metadata import PackageNotFoundError, version
@@ -87,6 +88,8 @@ class Conversion:
         self.chunks = [cards[i:i + chunk_size] for i in range(0, len(cards), chunk_size)]
         self.pool = None
         self.futures: dict = {}
+        self.cache: Path | None = None  # start_build: where the result is kept, and what was kept there before
+        self.saved: dict | None = None
         if workers > 1 and len(self.chunks) > 1:
             # fork: the workers inherit the loaded binding and never touch Django (spawn would re-import the settings)
             self.pool = ProcessPoolExecutor(max_workers=min(workers, len(self.chunks)), mp_context=get_context("fork"))
@@ -135,11 +138,37 @@ def convert(cards: list[dict], workers: int = 1, progress=None, chunk_size: int 
     return Conversion(cards, workers, chunk_size).result(progress)
 
 
+def catalogue_hash(cards: list[dict]) -> str:
+    """What a conversion depends on: the cards' records (their ids aside) and the engine's version."""
+    digest = hashlib.sha1(engine_version().encode())
+    for card in cards:
+        digest.update(json.dumps([card.get(k) for k in CARD_FIELDS if k != "id"], ensure_ascii=False,
+                                 default=str).encode())
+    return digest.hexdigest()[:16]
+
+
+def _cached(cards: list[dict]) -> tuple[Path, dict | None]:
+    """The conversion cache of these cards (``VAR_DIR/game/conversion-<catalogue hash>.json``: the verdicts
+    and the card-data file written with them), and its content when both files are there."""
+    cache = Path(settings.VAR_DIR) / "game" / f"conversion-{catalogue_hash(cards)}.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        data = cache.parent / saved["data"]
+        if data.exists() and hashlib.sha1(data.read_bytes()).hexdigest() == saved["sha1"]:  # not rebuilt since
+            return cache, saved
+    return cache, None
+
+
 def start_build(workers: int = 1) -> Conversion:
-    """Start converting the whole catalogue now (``workers`` processes); :func:`build` finishes it."""
+    """Start converting the whole catalogue now (``workers`` processes); :func:`build` finishes it. Nothing
+    starts when the same catalogue was converted before (by the same engine version): its result is reused."""
     import phase  # noqa: PLC0415, F401 - loaded before the fork, so the workers inherit the binding
 
-    return Conversion(list(Card.objects.values(*CARD_FIELDS)), workers, fingerprint=_fingerprint())
+    cards = list(Card.objects.values(*CARD_FIELDS))
+    cache, saved = _cached(cards)
+    conversion = Conversion(cards, 1 if saved else workers, fingerprint=_fingerprint())
+    conversion.cache, conversion.saved = cache, saved
+    return conversion
 
 
 def build(progress=None, workers: int = 1, started: Conversion | None = None) -> tuple[Path, dict]:
@@ -153,19 +182,33 @@ def build(progress=None, workers: int = 1, started: Conversion | None = None) ->
         conversion = start_build(workers)
     cards = conversion.cards
     ids = {c["name"]: c["id"] for c in cards}
-    data, verdicts = conversion.result(progress)
     path = card_data_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    os.replace(tmp, path)
+    saved = conversion.saved
+    if saved:  # converted before: the file and the verdicts as they were
+        if saved["data"] != path.name:
+            shutil.copyfile(conversion.cache.parent / saved["data"], path)
+        verdicts, faces = dict(saved["verdicts"]), saved["faces"]
+        if progress:
+            progress(len(cards), len(cards))
+    else:
+        data, verdicts = conversion.result(progress)
+        faces = len(data)
+        raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(raw)
+        os.replace(tmp, path)
+        tmp = conversion.cache.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"data": path.name, "sha1": hashlib.sha1(raw).hexdigest(), "faces": faces,
+                                   "verdicts": list(verdicts.items())}, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, conversion.cache)
     rows = [EngineCard(card_id=ids[name], engine=ENGINE, engine_version=phase_version, built=problems is not None,
                        supported=problems == [], problems=problems or []) for name, problems in verdicts.items()]
     with transaction.atomic():
         EngineCard.objects.filter(engine=ENGINE).delete()
         EngineCard.objects.bulk_create(rows, batch_size=2000)
     summary = {"cards": len(cards), "built": sum(v is not None for v in verdicts.values()),
-               "supported": sum(v == [] for v in verdicts.values()), "faces": len(data), "path": str(path)}
+               "supported": sum(v == [] for v in verdicts.values()), "faces": faces, "path": str(path)}
     return path, summary
 
 

@@ -113,3 +113,23 @@ def test_parallel_conversion_writes_the_serial_file_byte_for_byte(card_records, 
     assert dump(parallel[0]).encode() == dump(serial[0]).encode()
     assert list(parallel[1].items()) == list(serial[1].items())
     assert seen[-1] == (len(sample), len(sample)) and len(seen) == -(-len(sample) // 17)
+
+
+def test_a_catalogue_converted_before_is_not_converted_again(game_catalogue, monkeypatch):
+    path = game_catalogue.card_data_path()
+    first, rows = path.read_bytes(), sorted(EngineCard.objects.values_list("card__name", "supported", "problems"))
+    EngineCard.objects.all().delete()  # a fresh database (another stack) beside the same var/
+
+    def no_conversion(self, progress=None):
+        raise AssertionError("converted again")
+
+    monkeypatch.setattr(game_catalogue.Conversion, "result", no_conversion)
+    again, summary = game_catalogue.build()
+    assert again.read_bytes() == first and summary["cards"] == Card.objects.count()
+    assert sorted(EngineCard.objects.values_list("card__name", "supported", "problems")) == rows
+
+    card = Card.objects.get(name="Kor Skyfisher")
+    card.oracle_text += " "
+    card.save()
+    with pytest.raises(AssertionError, match="converted again"):  # another catalogue: converted
+        game_catalogue.build()
