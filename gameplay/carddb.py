@@ -171,9 +171,10 @@ def start_build(workers: int = 1) -> Conversion:
     return conversion
 
 
-def build(progress=None, workers: int = 1, started: Conversion | None = None) -> tuple[Path, dict]:
+def build(progress=None, workers: int = 1, started: Conversion | None = None, log=None) -> tuple[Path, dict]:
     """Build the card database and the EngineCard rows for the whole catalogue (``workers`` processes), or
-    finish the conversion ``started`` by :func:`start_build` (redone when the catalogue changed since)."""
+    finish the conversion ``started`` by :func:`start_build` (redone when the catalogue changed since).
+    ``log(text)`` is told when the writing starts."""
     phase_version = engine_version()
     conversion = started
     if started is None or started.fingerprint != _fingerprint():
@@ -194,6 +195,8 @@ def build(progress=None, workers: int = 1, started: Conversion | None = None) ->
     else:
         data, verdicts = conversion.result(progress)
         faces = len(data)
+        if log:
+            log(f"writing the card data ({faces} faces)")
         raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(raw)
@@ -202,6 +205,8 @@ def build(progress=None, workers: int = 1, started: Conversion | None = None) ->
         tmp.write_text(json.dumps({"data": path.name, "sha1": hashlib.sha1(raw).hexdigest(), "faces": faces,
                                    "verdicts": list(verdicts.items())}, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, conversion.cache)
+    if log:
+        log(f"writing {len(verdicts)} support rows")
     rows = [EngineCard(card_id=ids[name], engine=ENGINE, engine_version=phase_version, built=problems is not None,
                        supported=problems == [], problems=problems or []) for name, problems in verdicts.items()]
     with transaction.atomic():

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max, Min
 from django.utils import timezone
 
-from decks.bulk import insert_rows
+from decks.bulk import insert_models, insert_rows
 from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
@@ -79,18 +79,21 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         fresh: list[CorpusDeck] = [d for h, d in decks.items() if h not in existing]
         now = timezone.now()
 
-        # 1. New lists.
-        new_objs = []
-        for d in fresh:
-            unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
-                          for n, c in entries if card_id(n) is None]
-            new_objs.append(Deck(
-                format=d.format, list_hash=d.hash, source="corpus", occurrences=d.occurrences,
-                first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
-                main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
-                unresolved=unresolved, created=now))
-        for start in progress(range(0, len(new_objs), 5000), desc="decks", unit="batch"):
-            Deck.objects.bulk_create(new_objs[start:start + 5000])
+        # 1. New lists (plain rows on SQLite: building 275k Deck instances costs more than inserting them).
+        def new_lists():
+            for d in progress(fresh, desc="new lists", unit="deck"):
+                unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
+                              for n, c in entries if card_id(n) is None]
+                yield dict(format=d.format, list_hash=d.hash, source="corpus", occurrences=d.occurrences,
+                           first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
+                           main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
+                           unresolved=unresolved, created=now)
+        if connection.vendor == "sqlite":
+            insert_models(Deck, new_lists())
+        else:
+            new_objs = [Deck(**values) for values in new_lists()]
+            for start in progress(range(0, len(new_objs), 5000), desc="decks", unit="batch"):
+                Deck.objects.bulk_create(new_objs[start:start + 5000])
         ids = dict(Deck.objects.filter(source="corpus").values_list("list_hash", "id"))
         lap("decks")
 
@@ -142,7 +145,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         lap("recount")
         # 5. Observed legality: played in some deck of the format, where MTGJSON says nothing.
         seen: dict[str, set[int]] = defaultdict(set)
-        for d in decks.values():
+        for d in progress(decks.values(), desc="observed legality", unit="deck"):
             fmt = normalize_format(d.format) or d.format
             for n, _ in d.main + d.side:
                 cid = card_id(n)
@@ -153,8 +156,10 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
 
         lap("legality")
         # 6. How many distinct lists play each card.
+        log("counting the lists that play each card")
         update_deck_counts()
         lap("card_counts")
+        log("committing")
 
     stats.update(new_lists=len(fresh), updated_lists=len(changed),
                  unresolved_names=sorted(n for n, cid in resolved.items() if cid is None))

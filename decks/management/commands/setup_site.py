@@ -5,6 +5,7 @@ import time
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from decks.management.importing import progress as progress_bar
 from decks.models import Card, CardSet, Deck
 from gameplay import carddb
 from gameplay.models import EngineCard
@@ -45,7 +46,14 @@ class Command(BaseCommand):
             return
         self.stdout.write("completion decks: caching the corpus as arrays")
         t0 = time.perf_counter()
-        arrays = deck_arrays(names)
+        bar = progress_bar(desc="completion decks", unit="row")
+
+        def rows_read(done, total):
+            bar.total = total
+            bar.update(done - bar.n)
+
+        arrays = deck_arrays(names, progress=rows_read)
+        bar.close()
         self.stdout.write(f"completion decks: {len(arrays)} corpus decks ready for retrieval "
                           f"({time.perf_counter() - t0:.1f}s)")
 

@@ -25,7 +25,11 @@ class Command(BaseCommand):
                 bar.total, bar.initial, bar.n, bar.last_print_n = total, done, done, done
             bar.update(done - bar.n)
 
-        path, summary = carddb.build(progress, workers=workers or os.cpu_count() or 1, started=started)
+        def log(text):
+            bar.close()
+            self.stdout.write(f"engine cards: {text}")
+
+        path, summary = carddb.build(progress, workers=workers or os.cpu_count() or 1, started=started, log=log)
         bar.close()
         self.stdout.write(self.style.SUCCESS(
             f"engine cards: {summary['supported']} of {summary['cards']} fully supported, "
