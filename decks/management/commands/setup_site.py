@@ -51,6 +51,9 @@ class Command(BaseCommand):
         def rows_read(done, total):
             bar.total = total
             bar.update(done - bar.n)
+            if done == total:  # the rest is sorting them in numpy, silent for a few seconds
+                bar.close()
+                self.stdout.write(f"completion decks: arranging {total} card rows into decks")
 
         arrays = deck_arrays(names, progress=rows_read)
         bar.close()
