@@ -45,3 +45,13 @@ def insert_rows(table: str, columns: Sequence[str], rows: Iterable[Sequence], on
             cursor.executemany(sql, batch)
             sent += len(batch)
     return sent
+
+
+def insert_models(model, values: Iterable[dict]) -> int:
+    """Insert rows of ``model`` given as ``{field attname: value}`` (the other fields take their defaults), each
+    value prepared by its field as ``bulk_create`` prepares it, without building model instances (which cost
+    more than the insert itself on a corpus-sized import). Returns the number of rows sent."""
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    defaults = {f.attname: f.get_default() for f in fields}
+    rows = ([f.get_db_prep_save(row.get(f.attname, defaults[f.attname]), connection) for f in fields] for row in values)
+    return insert_rows(model._meta.db_table, [f.column for f in fields], rows)

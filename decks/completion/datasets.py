@@ -69,9 +69,9 @@ def _fetch(sql: str, params=()):
             yield rows
 
 
-def deck_arrays(names: list[str], cache_dir: Path | None = None):
+def deck_arrays(names: list[str], cache_dir: Path | None = None, progress=None):
     """Every corpus list whose 60 + 15 cards are all in ``names``, as DeckArrays with their Deck ids, in id
-    order (cached as .npz)."""
+    order (cached as .npz). ``progress(rows, total)`` is told as the corpus's card rows are read."""
     corpus = Deck.objects.filter(source="corpus")
     # "ids": the rows carry their Deck ids (files of the older layout, without them, are not reused)
     key = hashlib.sha1(f"ids|{names_sha1(names)}|{corpus.count()}|{corpus.aggregate(m=Max('id'))['m']}".encode()).hexdigest()[:16]
@@ -93,9 +93,13 @@ def deck_arrays(names: list[str], cache_dir: Path | None = None):
 
     table = DeckCard._meta.db_table
     deck_t = Deck._meta.db_table
-    chunks = [np.array(rows, dtype=np.int64) for rows in _fetch(
-        f"SELECT dc.deck_id, dc.card_id, CASE WHEN dc.board = 'main' THEN 0 ELSE 1 END, dc.count "
-        f"FROM {table} dc JOIN {deck_t} d ON d.id = dc.deck_id WHERE d.source = 'corpus'")]
+    total = DeckCard.objects.filter(deck__source="corpus").count() if progress else 0
+    chunks = []
+    for rows in _fetch(f"SELECT dc.deck_id, dc.card_id, CASE WHEN dc.board = 'main' THEN 0 ELSE 1 END, dc.count "
+                       f"FROM {table} dc JOIN {deck_t} d ON d.id = dc.deck_id WHERE d.source = 'corpus'"):
+        chunks.append(np.array(rows, dtype=np.int64))
+        if progress:
+            progress(sum(map(len, chunks)), total)
     rows = np.concatenate(chunks) if chunks else np.zeros((0, 4), dtype=np.int64)
     deck_ids = np.fromiter(keep.keys(), dtype=np.int64)
     rows = rows[np.isin(rows[:, 0], deck_ids)]

@@ -9,11 +9,12 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import io
 import json
 import lzma
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 from decks.core.cards import colors_from_cost, copy_limit, mana_value, order_colors, split_type_line, SUPERTYPES
 from decks.core.names import normalize_name
@@ -31,16 +32,32 @@ class DataError(ValueError):
     """A data file is missing, unreadable or not in the expected layout."""
 
 
-def open_text(path: Path | str):
-    """Open a text file that may be .xz or .gz compressed."""
+def open_text(path: Path | str, wrap: Callable[[BinaryIO], BinaryIO] | None = None):
+    """Open a text file that may be .xz or .gz compressed; ``wrap`` sees the file's own (compressed) bytes
+    as they are read (a progress bar over the file's size)."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path} does not exist")
+    raw = wrap(open(path, "rb")) if wrap else path  # noqa: SIM115 - closed with the text stream (_closing_raw)
     if path.suffix == ".xz":
-        return lzma.open(path, "rt", encoding="utf-8")
+        return _closing_raw(lzma.open(raw, "rt", encoding="utf-8"), raw)
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+        return _closing_raw(gzip.open(raw, "rt", encoding="utf-8"), raw)
+    return io.TextIOWrapper(raw, encoding="utf-8") if wrap else open(path, encoding="utf-8")
+
+
+def _closing_raw(stream, raw):
+    """A decompressing text stream over an open file object does not close that file: close it with it."""
+    if isinstance(raw, Path):
+        return stream
+    close = stream.close
+
+    def close_both():
+        close()
+        raw.close()
+
+    stream.close = close_both
+    return stream
 
 
 def load_json(path: Path | str):
@@ -280,7 +297,8 @@ class CorpusDeck:
     appearances: list[dict] = field(default_factory=list)
 
 
-def read_deck_corpus(path: Path | str, limit: int | None = None) -> tuple[dict[str, CorpusDeck], int, list[str]]:
+def read_deck_corpus(path: Path | str, limit: int | None = None,
+                     wrap: Callable[[BinaryIO], BinaryIO] | None = None) -> tuple[dict[str, CorpusDeck], int, list[str]]:
     """Deck-corpus JSONL -> ({list hash: distinct deck with its appearances}, lines read, bad-line messages).
 
     A bad line is reported, not raised; a file that cannot be decompressed or decoded, or of which no
@@ -291,7 +309,7 @@ def read_deck_corpus(path: Path | str, limit: int | None = None) -> tuple[dict[s
     seen: dict[str, int] = {}
     lines = 0
     try:
-        with open_text(path) as fh:
+        with open_text(path, wrap) as fh:
             for line_no, line in enumerate(fh, 1):
                 if limit is not None and lines >= limit:
                     break

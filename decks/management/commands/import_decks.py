@@ -18,12 +18,12 @@ from django.db import connection, transaction
 from django.db.models import Count, Max, Min
 from django.utils import timezone
 
-from decks.bulk import insert_rows
+from decks.bulk import insert_models, insert_rows
 from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
 from decks.management.importing import DataErrorAsCommandError, data_path, require
-from mtgsite.progress import progress
+from mtgsite.progress import progress, reading_bar
 from decks.models import Card, Deck, DeckAppearance, DeckCard, Legality
 from decks.services import card_index, save_parsed_deck
 
@@ -51,7 +51,7 @@ def update_deck_counts() -> None:
 
 def import_corpus(path: Path, limit: int | None, log) -> dict:
     t0 = time.perf_counter()
-    decks, lines, bad = read_deck_corpus(path, limit)
+    decks, lines, bad = read_deck_corpus(path, limit, wrap=reading_bar(path, "reading the corpus"))
     log(f"read {lines} decks ({len(decks)} distinct lists, {len(bad)} bad lines) in {time.perf_counter() - t0:.1f}s")
     for message in bad[:10]:
         log(f"  skipped {message}")
@@ -80,18 +80,21 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         fresh: list[CorpusDeck] = [d for h, d in decks.items() if h not in existing]
         now = timezone.now()
 
-        # 1. New lists.
-        new_objs = []
-        for d in fresh:
-            unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
-                          for n, c in entries if card_id(n) is None]
-            new_objs.append(Deck(
-                format=d.format, list_hash=d.hash, source="corpus", public=True, occurrences=d.occurrences,
-                first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
-                main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
-                unresolved=unresolved, created=now))
-        for start in progress(range(0, len(new_objs), 5000), desc="decks", unit="batch"):
-            Deck.objects.bulk_create(new_objs[start:start + 5000])
+        # 1. New lists (plain rows on SQLite: building 275k Deck instances costs more than inserting them).
+        def new_lists():
+            for d in progress(fresh, desc="new lists", unit="deck"):
+                unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
+                              for n, c in entries if card_id(n) is None]
+                yield dict(format=d.format, list_hash=d.hash, source="corpus", public=True, occurrences=d.occurrences,
+                           first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
+                           main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
+                           unresolved=unresolved, created=now)
+        if connection.vendor == "sqlite":
+            insert_models(Deck, new_lists())
+        else:
+            new_objs = [Deck(**values) for values in new_lists()]
+            for start in progress(range(0, len(new_objs), 5000), desc="decks", unit="batch"):
+                Deck.objects.bulk_create(new_objs[start:start + 5000])
         ids = dict(Deck.objects.filter(source="corpus").values_list("list_hash", "id"))
         lap("decks")
 
@@ -143,7 +146,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         lap("recount")
         # 5. Observed legality: played in some deck of the format, where MTGJSON says nothing.
         seen: dict[str, set[int]] = defaultdict(set)
-        for d in decks.values():
+        for d in progress(decks.values(), desc="observed legality", unit="deck"):
             fmt = normalize_format(d.format) or d.format
             for n, _ in d.main + d.side:
                 cid = card_id(n)
@@ -154,8 +157,10 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
 
         lap("legality")
         # 6. How many distinct lists play each card.
+        log("counting the lists that play each card")
         update_deck_counts()
         lap("card_counts")
+        log("committing")
 
     stats.update(new_lists=len(fresh), updated_lists=len(changed),
                  unresolved_names=sorted(n for n, cid in resolved.items() if cid is None))

@@ -1,9 +1,11 @@
 """Bring a fresh database to a working site: import whatever real data is still missing."""
+import os
 import time
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
+from mtgsite.progress import progress as progress_bar
 from decks.models import Card, CardSet, Deck
 from gameplay import carddb
 from gameplay.models import EngineCard
@@ -13,16 +15,25 @@ from ml.registry import NoActiveModel
 
 
 class Command(BaseCommand):
-    def _engine_cards(self, force):
-        """The rules engine's card database (game advice); rebuilt when the catalogue changes."""
+    def _start_engine_cards(self, force):
+        """Start converting the catalogue for the rules engine in worker processes (they work while the decks
+        import); None when there is nothing to build (it says why)."""
         if not carddb.engine_version():
             self.stdout.write("engine cards: phase-python is not installed; game advice is off")
-            return
+            return None
         if carddb.card_data_path().exists() and EngineCard.objects.exists() and not force:
             self.stdout.write("engine cards: already built")
+            return None
+        started = carddb.start_build(workers=os.cpu_count() or 1)
+        self.stdout.write(f"engine cards: converting the catalogue in the background ({len(started.chunks)} chunks)")
+        return started
+
+    def _engine_cards(self, started):
+        """The rules engine's card database (game advice); rebuilt when the catalogue changes."""
+        if started is None:
             return
         self.stdout.write("engine cards: converting the catalogue for the rules engine (build_engine_cards)")
-        call_command("build_engine_cards", stdout=self.stdout, stderr=self.stderr)
+        call_command("build_engine_cards", started=started, stdout=self.stdout, stderr=self.stderr)
 
     help = "Import the cards, sets and deck corpus from MTG_DATA_DIR when they are not in the database yet."
 
@@ -33,8 +44,19 @@ class Command(BaseCommand):
         except NoActiveModel as exc:
             self.stdout.write(f"completion decks: skipped ({exc})")
             return
+        self.stdout.write("completion decks: caching the corpus as arrays")
         t0 = time.perf_counter()
-        arrays = deck_arrays(names)
+        bar = progress_bar(desc="completion decks", unit="row")
+
+        def rows_read(done, total):
+            bar.total = total
+            bar.update(done - bar.n)
+            if done == total:  # the rest is sorting them in numpy, silent for a few seconds
+                bar.close()
+                self.stdout.write(f"completion decks: arranging {total} card rows into decks")
+
+        arrays = deck_arrays(names, progress=rows_read)
+        bar.close()
         self.stdout.write(f"completion decks: {len(arrays)} corpus decks ready for retrieval "
                           f"({time.perf_counter() - t0:.1f}s)")
 
@@ -47,7 +69,10 @@ class Command(BaseCommand):
             ("sets", lambda: CardSet.objects.exists(), "import_sets"),
             ("decks", lambda: Deck.objects.filter(source="corpus").exists(), "import_decks"),
         ]
+        started = None
         for label, present, command in steps:
+            if label == "decks":  # the cards are in: the engine cards convert meanwhile
+                started = self._start_engine_cards(force)
             if present() and not force:
                 self.stdout.write(f"{label}: already imported")
                 continue
@@ -55,7 +80,7 @@ class Command(BaseCommand):
             call_command(command, stdout=self.stdout, stderr=self.stderr)
         call_command("register_models", stdout=self.stdout, stderr=self.stderr)
         self._completion_decks()
-        self._engine_cards(force)
+        self._engine_cards(started)
         self.stdout.write(self.style.SUCCESS(
             f"site data: {Card.objects.count()} cards, {CardSet.objects.count()} sets, "
             f"{Deck.objects.filter(source='corpus').count()} corpus decks"))

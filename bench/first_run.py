@@ -1,0 +1,237 @@
+#!/usr/bin/env python
+"""Benchmark: a new user's first ``make run``, from a clean clone to the first HTTP 200.
+
+    python -m bench.first_run [--stack embedded|services] [--include-install] [--port N] [--keep]
+
+Clones this checkout's HEAD (committed work only) into a temporary folder with its own ``var/`` (so its own
+SQLite database; on ``--stack services`` the PostgreSQL database ``first_run_bench``, its own Celery queue,
+channel prefix and cache database), ``MTG_DATA_DIR`` pointing at the real data. Without ``--include-install``
+the clone's ``.venv`` is a link to this checkout's (install excluded); with it, ``make run`` creates and fills
+a fresh one (network or wheels needed). Runs ``make run PORT=<free port> STACK=<stack>``, timestamps every
+line of its output (progress-bar updates included), polls ``http://127.0.0.1:<port>/`` until it answers 200,
+then stops the server. Each step's time is cut at the line that starts it (``== stack``, ``cards: importing``,
+...); a step whose output stops for more than 10 s is flagged as silent. Writes
+``bench/results/first_run.json`` and ``.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from bench.harness.machine import machine
+from bench.harness.paths import RESULTS, ROOT, command, data_dir
+from bench.harness.report import write_result
+
+RESULT = RESULTS / "first_run.json"
+TARGET_SECONDS = 8 * 60
+SILENT_SECONDS = 10.0
+BENCH_DB = "first_run_bench"
+# (step, the output line that starts it), in the order make run prints them; "install" starts at 0.
+STEPS = [
+    ("install", None),
+    ("migrate", r"== debug"),
+    ("cards", r"cards: (importing|already imported)"),
+    ("sets", r"sets: (importing|already imported)"),
+    ("decks", r"decks: (importing|already imported)"),
+    ("models", r"decks: \{|card_embeddings: |register"),
+    ("completion decks", r"completion decks: "),
+    ("engine cards", r"engine cards: (converting the catalogue for|already built)"),
+    ("server start", r"== serving"),
+]
+
+
+def split_steps(events: list[tuple[float, str]], end: float) -> dict:
+    """Timestamped output segments (seconds from the start, text) -> ``{step: {seconds, longest_silence_seconds,
+    silent}}`` for the steps that started before ``end`` (the first 200), in order."""
+    starts = {"install": 0.0}
+    for t, text in events:
+        for name, pattern in STEPS[1:]:
+            if name not in starts and re.match(pattern, text.strip()):
+                starts[name] = t
+                break
+    ordered = sorted((t, name) for name, t in starts.items() if t <= end)
+    out = {}
+    for k, (t0, name) in enumerate(ordered):
+        t1 = ordered[k + 1][0] if k + 1 < len(ordered) else end
+        times = [t0] + [t for t, _ in events if t0 < t < t1] + [t1]
+        silence = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+        out[name] = {"seconds": round(t1 - t0, 1), "longest_silence_seconds": round(silence, 1),
+                     "silent": silence > SILENT_SECONDS}
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_clone(dest: Path, include_install: bool) -> str:
+    """A clone of this checkout's HEAD at ``dest``; its .venv linked to ours unless the install is timed."""
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
+    subprocess.run(["git", "checkout", "-q", "--detach", sha], cwd=dest, check=True)
+    if not include_install:
+        (dest / ".venv").symlink_to((ROOT / ".venv").resolve())
+    return sha
+
+
+def run_env(stack: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"MTG_VAR_DIR", "SQLITE_PATH", "DJANGO_SETTINGS_MODULE", "VIRTUAL_ENV", "PYTHONPATH"}}
+    env.update(MTG_DATA_DIR=str(data_dir().resolve()), MTG_PROGRESS="1", PYTHONUNBUFFERED="1")
+    if stack == "services":
+        env.update(POSTGRES_DB=BENCH_DB, CELERY_DEFAULT_QUEUE=BENCH_DB, MTG_CHANNEL_PREFIX=BENCH_DB,
+                   REDIS_CACHE_URL=os.environ.get("FIRST_RUN_REDIS_CACHE", "redis://127.0.0.1:6379/13"))
+    return env
+
+
+def reset_database(stack: str) -> None:
+    if stack == "services":
+        from bench.harness.processes import pg_admin  # noqa: PLC0415 - psycopg only on the services stack
+
+        pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+        pg_admin(f"CREATE DATABASE {BENCH_DB}")
+
+
+class Output:
+    """Reads a process's output in a thread: every segment ending in \\n or \\r, with its time."""
+
+    def __init__(self, stream, t0: float, echo: bool):
+        self.events: list[tuple[float, str]] = []
+        self.lines: list[tuple[float, str]] = []  # the \n-ended ones (progress-bar updates end in \r)
+        self._stream, self._t0, self._echo = stream, t0, echo
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        buf = b""
+        while chunk := os.read(self._stream.fileno(), 65536):
+            now = time.perf_counter() - self._t0
+            if self._echo:
+                os.write(2, chunk)
+            buf += chunk
+            parts = re.split(rb"(\r|\n)", buf)
+            buf = parts.pop()
+            for text, sep in zip(parts[::2], parts[1::2]):
+                line = text.decode("utf-8", "replace")
+                if line.strip():
+                    self.events.append((now, line))
+                    if sep == b"\n":
+                        self.lines.append((now, line))
+
+
+def first_200(port: int, proc: subprocess.Popen, timeout: float, t0: float) -> float | None:
+    """Seconds from ``t0`` to the first 200 on ``/`` (None when make run ended or ``timeout`` passed)."""
+    while time.perf_counter() - t0 < timeout:
+        if proc.poll() is not None:
+            return None
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:
+                if response.status == 200:
+                    return time.perf_counter() - t0
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+            pass
+        time.sleep(0.5)
+    return None
+
+
+def stop(proc: subprocess.Popen) -> None:
+    for sig, wait in ((signal.SIGINT, 10), (signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def measure(args) -> dict:
+    workdir = Path(tempfile.mkdtemp(prefix="first_run-"))
+    clone = workdir / "repo"
+    sha = clean_clone(clone, args.include_install)
+    reset_database(args.stack)
+    port = args.port or free_port()
+    load_before = os.getloadavg()
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(["make", "run", f"PORT={port}", f"STACK={args.stack}"], cwd=clone, env=run_env(args.stack),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    out = Output(proc.stdout, t0, args.echo)
+    try:
+        answered = first_200(port, proc, args.timeout, t0)
+    finally:
+        stop(proc)
+        out.thread.join(10)
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    end = answered if answered is not None else time.perf_counter() - t0
+    steps = split_steps(out.events, end)
+    install = steps.get("install", {}).get("seconds", 0.0)
+    result = {
+        "benchmark": "first_run", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(load_average_before=[round(x, 2) for x in load_before],
+                           load_average_after=[round(x, 2) for x in os.getloadavg()]),
+        "command": command("first_run"),
+        "shared_machine": "2 cores shared with other agents' builds and tests while this ran: times include that "
+                          "contention (see the load averages)",
+        "stack": args.stack, "commit": sha, "include_install": args.include_install,
+        "answered_200": answered is not None,
+        "to_first_200_seconds": round(end, 1),
+        "to_first_200_minutes": round(end / 60, 2),
+        "excluding_install_seconds": round(end - install, 1),
+        "target_seconds_excluding_install": TARGET_SECONDS,
+        "within_target": answered is not None and end - install <= TARGET_SECONDS,
+        "cpu_seconds": round(cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime, 1),
+        "steps": steps,
+        "silent_steps": [name for name, s in steps.items() if s["silent"]],
+        "events": [f"{t:7.1f}s {line}" for t, line in out.lines],
+    }
+    if args.keep:
+        result["clone"] = str(clone)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+        if args.stack == "services":
+            from bench.harness.processes import pg_admin  # noqa: PLC0415 - psycopg only on the services stack
+
+            pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    return result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--stack", choices=["embedded", "services"], default="embedded")
+    ap.add_argument("--include-install", action="store_true", help="time the install too (a fresh .venv)")
+    ap.add_argument("--port", type=int, help="default: a free port")
+    ap.add_argument("--timeout", type=float, default=45 * 60, help="give up after this many seconds")
+    ap.add_argument("--keep", action="store_true", help="keep the clone (its var/ and log) for a look")
+    ap.add_argument("--echo", action="store_true", help="show make run's output while it runs")
+    ap.add_argument("--output", type=Path, default=RESULT)
+    args = ap.parse_args(argv)
+    result = measure(args)
+    write_result(result, args.output)
+    print(f"first 200 after {result['to_first_200_seconds']}s ({result['excluding_install_seconds']}s without the "
+          f"install; target {TARGET_SECONDS}s)")
+    for name, step in result["steps"].items():
+        flag = "  SILENT > 10 s" if step["silent"] else ""
+        print(f"  {name:18} {step['seconds']:7.1f}s  longest silence {step['longest_silence_seconds']:5.1f}s{flag}")
+    return 0 if result["answered_200"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
