@@ -34,6 +34,7 @@ from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline,
 from decks.completion.models.common import CompletionError, check_limits, check_sizes, resolve_entries
 from decks.completion.models.masked.model import MAX_ADD, MaskedDenoiser, collate
 from decks.completion.models.masked.data import Tables, board_example, visible_batch
+from decks.core.names import CardIndex
 
 __all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
 
@@ -45,10 +46,6 @@ __all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "S
 # and 0.807/0.825/0.814 for the learned gate (docs/completion.md, "Choosing the sampler").
 INFERENCE_GATE = 0.6
 SAMPLER_DEFAULTS = {"gate": INFERENCE_GATE, "side_gate": 0.6, "steps": 1, "side_steps": 4}
-
-
-def _key(name) -> str:
-    return "".join(ch for ch in name.casefold() if ch.isalnum()) if isinstance(name, str) else ""
 
 
 @dataclass
@@ -106,11 +103,7 @@ class MaskedCompleter:
         self.plain = model is not None and getattr(model, "retrieval", True) is False
         self._token_cards = np.zeros(int(tables.token.max()) + 1, np.int64)
         self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
-        self._by_key: dict[str, int] = {}
-        for i, n in enumerate(self.names):
-            self._by_key.setdefault(_key(n), i)
-            if " // " in n:
-                self._by_key.setdefault(_key(n.split(" // ")[0]), i)
+        self.card_index = CardIndex(self.names)  # the site's resolver: exact name first, never a look-alike
 
     # ------------------------------------------------------------------ validation
 
@@ -123,9 +116,8 @@ class MaskedCompleter:
     def _validate(self, main_known, side_known, fmt):
         f = self._format_index(fmt)
         label = self.formats[f].title()
-        lookup = lambda name: self._by_key.get(_key(name))  # noqa: E731
-        main_c = Counter(resolve_entries(main_known, "main deck", lookup))
-        side_c = Counter(resolve_entries(side_known, "sideboard", lookup))
+        main_c = Counter(resolve_entries(main_known, "main deck", self.card_index.position))
+        side_c = Counter(resolve_entries(side_known, "sideboard", self.card_index.position))
         check_sizes(main_c, side_c)
         check_limits(self.names, main_c, side_c, self.vote.fitted.limit[f], self.restricted[f], label)
         warnings = [f"{self.names[i]} has not been seen in a {label} tournament deck: it is kept, but check that "
