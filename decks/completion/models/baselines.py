@@ -522,8 +522,8 @@ class VoteParams:
     before it; never the held-out month): ``python -m bench.completion --tune-vote`` (bench/results/completion.md,
     "vote_tuning")."""
 
-    neighbours: int = 50        # N: corpus decks of the format that vote
-    kernel: float = 20.0        # weight exp(kernel * (overlap - best overlap) / known cards)
+    neighbours: int = 100       # N: corpus decks of the format that vote
+    kernel: float = 10.0        # weight exp(kernel * (overlap - best overlap) / known cards)
     recency_days: float = 60.0  # weight exp(-(newest corpus day - deck day) / recency_days)
 
     def to_dict(self) -> dict:
@@ -610,38 +610,45 @@ class TunedVoteBaseline(Baseline):
         w = np.exp(logw - logw.max())
         return rows[top], w / w.sum()
 
-    def _slots(self, rows: np.ndarray, w: np.ndarray, board: int):
-        """(cards [U], held [U, N]: copies each neighbour holds) of one board of the neighbours."""
+    def votes(self, rows: np.ndarray, w: np.ndarray, board: int) -> tuple[np.ndarray, np.ndarray]:
+        """(cards [U], table [U, 61]): ``table[i, n]`` = weighted share of the neighbours holding >= n copies."""
         mat = (self.fitted.main if board == 0 else self.fitted.side)[rows]
         cards, inv = np.unique(mat.indices, return_inverse=True)
-        held = np.zeros((cards.size, rows.size), dtype=np.int64)
-        held[inv, np.repeat(np.arange(rows.size), np.diff(mat.indptr))] = np.minimum(mat.data, _MAX_SLOT)
-        return cards.astype(np.int64), held
+        key = inv.astype(np.int64) * (_MAX_SLOT + 1) + np.minimum(mat.data, _MAX_SLOT)
+        tally = np.bincount(key, weights=np.repeat(w, np.diff(mat.indptr)),
+                            minlength=cards.size * (_MAX_SLOT + 1)).reshape(cards.size, _MAX_SLOT + 1)
+        return cards.astype(np.int64), np.cumsum(tally[:, ::-1], axis=1)[:, ::-1]
+
+    def _ranked(self, rows, w, board: int, count: np.ndarray):
+        """The open slots of one board, best vote first: (card, copy, vote, card's row in the table, table)."""
+        cards, table = self.votes(rows, w, board)
+        n = np.arange(_MAX_SLOT + 1)
+        keep = (table > 1e-12) & (n[None, :] > count[cards][:, None])
+        ci, ni = np.nonzero(keep)
+        vote = table[ci, ni]
+        order = np.lexsort((cards[ci], ni, -vote))
+        return cards[ci[order]], ni[order], vote[order], ci[order], cards
 
     def evidence(self, rows: np.ndarray, w: np.ndarray, board: int, count: np.ndarray) -> SlotEvidence:
         """The candidate slots of one board (``count``: copies already in it) with their evidence."""
-        cards, held = self._slots(rows, w, board)
-        n = np.arange(1, _MAX_SLOT + 1)
-        at_least = held[:, None, :] >= n[None, :, None]  # [U, copies, N]
-        vote = at_least @ w
-        keep = (vote > 0) & (n[None, :] > count[cards][:, None])
-        ci, ni = np.nonzero(keep)
-        N = rows.size
-        near = min(10, N)
-        wn = w[:near] / w[:near].sum()
-        holds = at_least[ci, ni]
-        first = np.where(holds.any(axis=1), holds.argmax(axis=1), N) / max(N, 1)
-        order = np.lexsort((cards[ci], ni, -vote[ci, ni]))
-        ci, ni = ci[order], ni[order]
-        return SlotEvidence(card=cards[ci], copy=ni + 1, vote=vote[ci, ni], share=at_least[ci, ni].mean(axis=1),
-                            near_vote=at_least[ci, ni, :near] @ wn, first_rank=first[order].astype(np.float64),
-                            any_copy=vote[ci, 0])
+        card, copy, vote, ci, cards = self._ranked(rows, w, board, count)
+        mat = (self.fitted.main if board == 0 else self.fitted.side)[rows]
+        held = np.zeros((cards.size, rows.size), dtype=np.int64)  # copies each neighbour holds
+        held[np.searchsorted(cards, mat.indices), np.repeat(np.arange(rows.size), np.diff(mat.indptr))] = mat.data
+        holds = held[ci] >= copy[:, None]  # [S, N]
+        near = min(10, rows.size)
+        N = max(rows.size, 1)
+        first = np.where(holds.any(axis=1), holds.argmax(axis=1), N) / N
+        any_copy = (held[ci] >= 1) @ w
+        return SlotEvidence(card=card, copy=copy, vote=vote, share=holds.mean(axis=1),
+                            near_vote=holds[:, :near] @ (w[:near] / w[:near].sum()),
+                            first_rank=first.astype(np.float64), any_copy=any_copy)
 
-    @staticmethod
-    def _fill(ev: SlotEvidence, b: DeckBuilder, board: int) -> None:
+    def _fill(self, rows, w, b: DeckBuilder, board: int) -> None:
         add, left = (b.add_main, lambda: b.main_left) if board == 0 else (b.add_side, lambda: b.side_left)
         count = b.main_count if board == 0 else b.side_count
-        for c, j in zip(ev.card.tolist(), ev.copy.tolist()):
+        card, copy, *_ = self._ranked(rows, w, board, count)
+        for c, j in zip(card.tolist(), copy.tolist()):
             if left() <= 0:
                 return
             if count[c] == j - 1:
@@ -653,7 +660,7 @@ class TunedVoteBaseline(Baseline):
         b = self._builder(main_known, side_known, fmt, owned)
         rows, w = self.neighbours(b.main, b.fmt)
         main = self.evidence(rows, w, 0, b.main_count)
-        self._fill(main, b, 0)
+        self._fill(rows, w, b, 0)
         return main, self.evidence(rows, w, 1, b.side_count)
 
     def complete(self, main_known, side_known, fmt, seed=0, owned=None):
@@ -661,7 +668,7 @@ class TunedVoteBaseline(Baseline):
         rows, w = self.neighbours(b.main, b.fmt)
         if rows.size:
             if b.main_left > 0:
-                self._fill(self.evidence(rows, w, 0, b.main_count), b, 0)
+                self._fill(rows, w, b, 0)
             if b.side_left > 0:
-                self._fill(self.evidence(rows, w, 1, b.side_count), b, 1)
+                self._fill(rows, w, b, 1)
         return b.finish()
