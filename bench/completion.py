@@ -6,9 +6,12 @@
 Quality: every corpus deck first seen on/after the active deck_masked version's split date (the model was
 trained, and every method's retrieval index / statistics fitted, only on earlier decks). Each method completes
 the same ``n`` decks from the same K known main cards (the training masking rule); main recall, sideboard
-recall, share of legal 60 + 15 outputs. The masked model is compared deck by deck with the better of
-nearest-deck retrieval and the neighbour vote (wins / losses, sign test), on all held-out decks and on the
-slice whose main deck never appears verbatim among the training decks. Manamorphosis (the continuous model)
+recall, share of legal 60 + 15 outputs. The headline compares the masked model deck by deck with the tuned vote
+(``TunedVoteBaseline``, the strongest simple baseline: wins / losses, sign test), on all held-out decks and on
+the slice whose main deck never appears verbatim among the training decks. The tuned vote's parameters are
+chosen first, on the validation month (the decks of the month before the split date, the vote fitted on the
+decks before that month; never on the held-out decks), over a small grid (``--tune-n`` decks per K; 0 = the
+defaults of ``VoteParams``). Manamorphosis (the continuous model)
 is scored on the first ``mana-n`` of the same decks. Ablations: other deck_masked versions (e.g. trained
 without text-initialised embeddings, or without retrieval) on the same decks; "gate 1" is the neighbour vote.
 
@@ -44,6 +47,8 @@ def main() -> int:
     parser.add_argument("--ablation", action="append", default=[],
                         help="label=ModelVersion id (deck_masked), optionally @steps=N (main unmasking rounds)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tune-n", type=int, default=300,
+                        help="validation-month decks per K to tune the vote on (0: VoteParams' defaults)")
     parser.add_argument("--add-ablations", action="store_true",
                         help="only score the --ablation versions and add them to the existing results file")
     args = parser.parse_args()
@@ -55,7 +60,8 @@ def main() -> int:
     from django.conf import settings
 
     from decks.core.rules import FORMATS
-    from decks.completion.models.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
+    from decks.completion.models.baselines import (
+        CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline, TunedVoteBaseline)
     from decks.completion.models.evaluate import compare, paired, sample_test_rows
     from decks.completion.evaluation import file_arrays
     from decks.completion.completers import build_masked_completer
@@ -115,12 +121,16 @@ def main() -> int:
         write_result(out, RESULTS / "completion.json", newline=False)
         return 0
     fit = lambda cls: cls().fit(train, V, tables.legal, tables.copy_limit, restricted=tables.restricted)  # noqa: E731
-    methods = {"masked": masked.complete_idx, "neighbour_vote": masked.vote.complete, "nearest": fit(NearestDeckBaseline),
-               "popularity": fit(PopularityBaseline), "cooccurrence": fit(CooccurrenceBaseline)}
+    params, tuning = tune_vote(train, split, V, tables, popularity, args, kw)
+    print("tuned vote", params.to_dict(), round(time.perf_counter() - started), "s", flush=True)
+    tuned = TunedVoteBaseline(params).fit(train, V, tables.legal, tables.copy_limit, restricted=tables.restricted)
+    methods = {"masked": masked.complete_idx, "tuned_vote": tuned.complete, "neighbour_vote": masked.vote.complete,
+               "nearest": fit(NearestDeckBaseline), "popularity": fit(PopularityBaseline),
+               "cooccurrence": fit(CooccurrenceBaseline)}
     quality = compare(methods, test, popularity, args.known, args.n, args.seed, tables.legal, tables.copy_limit,
                       decks=rows_all, **kw)
     print("main slice done", round(time.perf_counter() - started), "s", flush=True)
-    novel_q = compare({k: methods[k] for k in ("masked", "neighbour_vote", "nearest")}, test, popularity, args.known,
+    novel_q = compare({k: methods[k] for k in ("masked", "tuned_vote", "neighbour_vote", "nearest")}, test, popularity, args.known,
                       args.n, args.seed, tables.legal, tables.copy_limit, decks=rows_novel, **kw)
     if args.mana_n > 0:
         from decks.completion.service import get_completer
@@ -150,7 +160,7 @@ def main() -> int:
     def head_to_head(q):
         out = {}
         for K in args.known:
-            best = max(("nearest", "neighbour_vote"), key=lambda m: q[m][K]["main_recall"])
+            best = "tuned_vote"
             out[str(K)] = {"against": best,
                            "main": paired(q["masked"][K]["main_recall_per_deck"], q[best][K]["main_recall_per_deck"]),
                            "side": paired(q["masked"][K]["side_recall_per_deck"],
@@ -178,11 +188,13 @@ def main() -> int:
 
     t_masked = timed(lambda r: masked.complete(r[0], [], r[1]))
     t_vote = timed(lambda r: masked.vote.complete(r[2], [], r[3]))
+    t_tuned = timed(lambda r: tuned.complete(r[2], [], r[3]))
     t_near = timed(lambda r: methods["nearest"].complete(r[2], [], r[3]))
     pct = lambda a, q: round(float(np.percentile(a, q)) * 1000, 1)  # noqa: E731
     latency = {"runs": len(reqs), "torch_threads": torch.get_num_threads(),
                "masked_ms_p50": pct(t_masked, 50), "masked_ms_p95": pct(t_masked, 95),
                "neighbour_vote_ms_p50": pct(t_vote, 50), "neighbour_vote_ms_p95": pct(t_vote, 95),
+               "tuned_vote_ms_p50": pct(t_tuned, 50), "tuned_vote_ms_p95": pct(t_tuned, 95),
                "nearest_ms_p50": pct(t_near, 50), "nearest_ms_p95": pct(t_near, 95),
                "masked_over_nearest_p50": round(float(np.median(t_masked) / np.median(t_near)), 1),
                "masked_over_vote_p50": round(float(np.median(t_masked) / np.median(t_vote)), 1),
@@ -201,6 +213,8 @@ def main() -> int:
         "model": None if version is None else {"kind": "deck_masked", "version": version.version,
                                                "config": {k: v for k, v in version.config.items() if k != "cards"},
                                                "metrics": version.metrics},
+        "headline": headline(quality, paired_all, args.known),
+        "vote_tuning": tuning,
         "split_date": split, "train_decks": len(train), "held_out_decks": len(test),
         "held_out_novel_decks": int(novel.sum()), "n": args.n, "known": args.known,
         "quality": strip(quality), "quality_novel": strip(novel_q),
@@ -229,9 +243,60 @@ def main() -> int:
     return 0
 
 
+def tune_vote(train, split: str, V, tables, popularity, args, kw):
+    """The tuned vote's parameters: the best mean main + side recall over K on the validation month (the decks first
+    seen in the month before the split, the vote fitted on the decks before that month), over a small grid."""
+    import itertools
+
+    import numpy as np
+
+    from decks.completion.models.baselines import TunedVoteBaseline, VoteParams
+    from decks.completion.models.deck_arrays import split_by_date
+    from decks.completion.models.evaluate import compare, sample_test_rows
+
+    from decks.completion.datasets import split_day
+
+    if args.tune_n <= 0:
+        return VoteParams(), {"skipped": "--tune-n 0: VoteParams defaults"}
+    first = dt.date.fromisoformat(split)
+    month = (first.replace(day=1) - dt.timedelta(days=1)).replace(day=1).isoformat()  # the month before the split
+    fit_part, val = split_by_date(train, split_day(month))
+    rows = sample_test_rows(len(val), args.tune_n, args.seed)
+    vote = TunedVoteBaseline().fit(fit_part, V, tables.legal, tables.copy_limit, restricted=tables.restricted)
+    grid = {}
+    for n, kernel, days in itertools.product((25, 50, 100), (10.0, 20.0, 40.0), (30.0, 60.0, 120.0)):
+        params = vote.params = VoteParams(neighbours=n, kernel=kernel, recency_days=days)
+        r = compare({"v": vote.complete}, val, popularity, args.known, args.tune_n, args.seed, tables.legal,
+                    tables.copy_limit, decks=rows, **kw)["v"]
+        score = float(np.mean([r[K]["main_recall"] + r[K]["side_recall"] for K in args.known]) / 2)
+        grid[f"N={n} kernel={kernel:g} recency={days:g}d"] = {
+            "score": round(score, 4), **{f"K={K}": [round(r[K]["main_recall"], 4), round(r[K]["side_recall"], 4)]
+                                        for K in args.known}}
+        print("vote", params.to_dict(), round(score, 4), flush=True)
+    best = max(grid, key=lambda k: grid[k]["score"])
+    n, kernel, days = (float(x.split("=")[1].rstrip("d")) for x in best.split())
+    chosen = VoteParams(neighbours=int(n), kernel=kernel, recency_days=days)
+    return chosen, {"validation_month": month[:7], "validation_decks": len(val), "fit_decks": len(fit_part),
+                    "n": args.tune_n,
+                    "chosen": chosen.to_dict(), "score": "mean over K of (main recall + side recall) / 2",
+                    "grid": grid}
+
+
+def headline(quality: dict, paired_all: dict, Ks) -> dict:
+    """Per K: the masked model against the tuned vote, main and side recall, the paired per-deck sign test."""
+    out = {}
+    for K in Ks:
+        m, v, p = quality["masked"][K], quality["tuned_vote"][K], paired_all[str(K)]
+        out[f"K={K}"] = (f"main {m['main_recall']:.3f} vs tuned vote {v['main_recall']:.3f} "
+                         f"({p['main']['wins']}-{p['main']['losses']}, p={p['main']['sign_test_p']:.2g}); "
+                         f"side {m['side_recall']:.3f} vs {v['side_recall']:.3f} "
+                         f"({p['side']['wins']}-{p['side']['losses']}, p={p['side']['sign_test_p']:.2g})")
+    return out
+
+
 def recall_svg(quality: dict, Ks) -> str:
     """Main recall against K for every method, as a small dependency-free SVG line chart."""
-    colors = {"masked": "#d9531e", "neighbour_vote": "#7b3fa0", "nearest": "#23479b", "cooccurrence": "#2e8b57",
+    colors = {"masked": "#d9531e", "tuned_vote": "#b5179e", "neighbour_vote": "#7b3fa0", "nearest": "#23479b", "cooccurrence": "#2e8b57",
               "popularity": "#888888", "manamorphosis": "#c9a227"}
     W, H, L, B = 700, 320, 50, 44
     x = lambda k: L + (W - L - 20) * (Ks.index(k) / max(1, len(Ks) - 1))  # noqa: E731

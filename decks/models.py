@@ -212,6 +212,7 @@ class CompletionJob(models.Model):
     format = models.CharField(max_length=20)
     known_main = models.JSONField(default=list)  # [[name, count], ...] canonical names
     known_side = models.JSONField(default=list)
+    collection = models.JSONField(null=True, blank=True)  # [[name, count], ...]: complete from these cards only
     generate_side = models.BooleanField(default=True)
     sampler = models.CharField(max_length=4, choices=SAMPLERS, default="fast")
     model = models.CharField(max_length=16, choices=MODELS, default="masked",

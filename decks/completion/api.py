@@ -38,6 +38,11 @@ class CompletionRequestSerializer(serializers.Serializer):
     sampler = serializers.ChoiceField(choices=["fast", "full"], default="fast",
                                       help_text="manamorphosis only: 50-step DDIM (fast) or 1000-step DDPM (full)")
     seed = serializers.IntegerField(default=0, min_value=0)
+    collection = serializers.JSONField(
+        required=False,
+        help_text="masked only: complete from these cards alone, within their counts (basic lands in any number): "
+                  "an Arena or MTGO collection export or 'N Name' lines as one string, or [[name, count], ...]. "
+                  "A bad line or unknown card is a 400 naming the collection's line; nothing is queued.")
 
 
 class CompletionSourceSerializer(serializers.Serializer):
@@ -63,6 +68,9 @@ class CompletionResultSerializer(serializers.Serializer):
                                          help_text="masked: the tournament decks it drew on most, best first")
     warnings = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="masked: e.g. a given card not seen in the format (kept)")
+    missing = serializers.ListField(child=serializers.ListField(), required=False,
+                                    help_text="with a collection: [[name, copies], ...] a tournament deck would add "
+                                              "that the collection lacks")
 
 
 class CompletionJobSerializer(serializers.Serializer):
@@ -96,6 +104,9 @@ class CompletionListView(limits.Limited, SiteApi, APIView):
                    503: ApiErrorsSerializer},
         examples=[OpenApiExample("Burn core", request_only=True, value={
             "format": "modern", "text": "4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear", "seed": 1}),
+                  OpenApiExample("From a collection", request_only=True, value={
+            "format": "modern", "main": [["Lightning Bolt", 4]],
+            "collection": "4 Lightning Bolt\n4 Goblin Guide\n2 Skullcrack\n4 Monastery Swiftspear"}),
                   OpenApiExample("With Manamorphosis", request_only=True, value={
             "format": "modern", "main": [["Lightning Bolt", 4]], "model": "manamorphosis", "sampler": "fast"})],
         description="Queue a completion of the known cards into a legal 60 + 15 deck. 202 with a job to poll "
@@ -126,7 +137,7 @@ class CompletionListView(limits.Limited, SiteApi, APIView):
         try:
             req = parse_request(text=text, main=data.get("main"), side=data.get("side"), fmt=str(data.get("format") or ""),
                                 generate_side=generate_side, sampler=str(data.get("sampler") or "fast"),
-                                seed=data.get("seed", 0), model=model)
+                                seed=data.get("seed", 0), model=model, collection=data.get("collection"))
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
         guest_key(request, create=True)  # a guest's session, so that the deck is in their "My decks"

@@ -20,6 +20,7 @@ import numpy as np
 
 from decks.completion.service import get_completer
 from decks.core.catalogue import DataError, read_deck_corpus
+from decks.core.names import CardIndex
 from decks.core.rules import FORMATS, normalize_format
 from decks.completion.models.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
 from decks.completion.models.evaluate import compare
@@ -133,10 +134,7 @@ def evaluate_diffusion(version: ModelVersion, params: dict, progress: Progress) 
 
 def file_arrays(path: Path, names: list[str], from_date: str | None, limit: int | None):
     """Decks of a corpus-layout file whose 60 + 15 cards are all known -> DeckArrays (+ how many were skipped)."""
-    index = {n: i for i, n in enumerate(names)}
-    folded = {}
-    for i, n in enumerate(names):
-        folded.setdefault(n.split(" // ")[0], i)
+    index = CardIndex(names)
     decks, _, bad = read_deck_corpus(path)
     rows, skipped = [], 0
     for d in decks.values():
@@ -150,7 +148,7 @@ def file_arrays(path: Path, names: list[str], from_date: str | None, limit: int 
         def expand(entries):
             out = []
             for name, count in entries:
-                i = index.get(name, folded.get(name))
+                i = index.position(name)
                 if i is None:
                     return None
                 out += [i] * count

@@ -34,6 +34,8 @@ from mtgsite.recovery import heartbeat, max_attempts, stale, stale_q
 log = logging.getLogger(__name__)
 
 MAX_TEXT = 20_000
+MAX_COLLECTION_TEXT = 500_000   # an Arena / MTGO collection export of every card fits
+MAX_COLLECTION_LINES = 25_000
 MODELS = {"masked": "Masked diffusion + nearest tournament decks (default)",
           "manamorphosis": "Manamorphosis (continuous diffusion)"}
 DEFAULT_MODEL = "masked"
@@ -65,6 +67,7 @@ class CompletionRequest:
     sampler: str = "fast"
     seed: int = 0
     model: str = DEFAULT_MODEL
+    collection: list[tuple[str, int]] | None = None  # complete from these cards only (basic lands: any number)
 
 
 def job_group(job_id) -> str:
@@ -75,12 +78,74 @@ def _error(message: str, line: int | None = None, text: str = "", suggestions=()
     return {"line": line, "text": text, "message": message, "suggestions": list(suggestions)}
 
 
+def name_count(row, most: int) -> tuple[str, int] | None:
+    """A [name, count] pair with a whole count from 1 to ``most``, or None."""
+    try:
+        name, count = row
+        count = int(count)
+    except (TypeError, ValueError):
+        return None
+    return (name, count) if isinstance(name, str) and 1 <= count <= most else None
+
+
+def parse_collection(collection, index) -> tuple[list[tuple[str, int]], list[dict]]:
+    """A collection: text (an Arena or MTGO export, or ``N Name`` lines: the decklist parser; sections such as
+    Sideboard are counted too) or [[name, count], ...] -> (copies per canonical name, errors). Each error names its
+    line ("Collection, line 3: ..."); nothing is used when there is one."""
+    errors: list[dict] = []
+    totals: dict[str, int] = {}
+    if isinstance(collection, (bytes, bytearray)):
+        try:
+            collection = bytes(collection).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return [], [_error("The collection file is not UTF-8 text: export it as text (Arena, MTGO .txt or "
+                               "'N Name' lines).")]
+    if isinstance(collection, str):
+        if "\x00" in collection:
+            return [], [_error("The collection is not text (a binary file?): export it as text.")]
+        if len(collection) > MAX_COLLECTION_TEXT:
+            return [], [_error(f"The collection is {len(collection)} characters long; the limit is "
+                               f"{MAX_COLLECTION_TEXT}.")]
+        result = parse_decklist(collection, index, max_lines=MAX_COLLECTION_LINES)
+        for e in result.errors:
+            where = f"Collection, line {e.line_no}: " if e.line_no else "Collection: "
+            hint = f" (did you mean {' or '.join(e.suggestions[:3])}?)" if e.suggestions else ""
+            errors.append(_error(where + e.message + hint, text=e.line[:200]))
+        entries = [(en.name, en.count) for en in ((result.deck.main + result.deck.side) if result.deck else [])]
+    elif isinstance(collection, list):
+        entries = []
+        for i, row in enumerate(collection, 1):
+            pair = name_count(row, 9999)
+            if pair is None:
+                errors.append(_error(f"Collection, entry {i}: expected [name, count] with count 1-9999, got "
+                                     f"{str(row)[:80]}."))
+                continue
+            name, count = pair
+            canonical = index.resolve(name)
+            if canonical is None:
+                hint = " or ".join(index.suggest(name))
+                errors.append(_error(f'Collection, entry {i}: unknown card "{name[:100]}"'
+                                     + (f" (did you mean {hint}?)" if hint else ""), text=name[:200]))
+                continue
+            entries.append((canonical, count))
+    else:
+        return [], [_error("The collection must be text or a list of [name, count] pairs.")]
+    for name, count in entries:
+        totals[name] = totals.get(name, 0) + count
+    if not errors and not totals:
+        errors.append(_error("The collection has no cards."))
+    return sorted(totals.items()), errors
+
+
 def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", generate_side: bool = True,
-                  sampler: str = "fast", seed: int | None = 0, model: str | None = DEFAULT_MODEL) -> CompletionRequest:
+                  sampler: str = "fast", seed: int | None = 0, model: str | None = DEFAULT_MODEL,
+                  collection=None) -> CompletionRequest:
     """Text (any decklist layout) or [[name, count], ...] lists -> a validated request, or CompletionRequestError.
 
     With the masked model a card whose legality in the format is unknown (not seen in a tournament deck of it)
-    is kept and the result carries a warning; the manamorphosis model refuses it, as it always has."""
+    is kept and the result carries a warning; the manamorphosis model refuses it, as it always has.
+    ``collection`` (text, uploaded bytes or [[name, count], ...]; masked model only): complete from these cards
+    only, within their counts (basic lands in any number); errors name the collection's line."""
     format_key = normalize_format(fmt or "")
     errors: list[dict] = []
     model = DEFAULT_MODEL if model is None or model == "" else model
@@ -119,14 +184,11 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
                 errors.append(_error(f"'{board}' must be a list of [name, count] pairs."))
                 rows = []
             for row in rows:
-                try:
-                    name, count = row
-                    count = int(count)
-                    if not isinstance(name, str) or not 1 <= count <= 250:
-                        raise ValueError
-                except (TypeError, ValueError):
+                pair = name_count(row, 250)
+                if pair is None:
                     errors.append(_error(f"Bad {board} entry {str(row)[:80]}: expected [name, count] with count 1-250."))
                     continue
+                name, count = pair
                 canonical = index.resolve(name)
                 if canonical is None:
                     errors.append(_error(f'Unknown card "{name[:100]}"', text=name[:200],
@@ -135,6 +197,13 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
                 out.append(Entry(canonical, count))
             entries[board] = out
         parsed = ParsedDeck(entries.get("main", []), entries.get("side", []))
+    owned = None
+    if collection is not None and collection != "" and collection != []:
+        if model != "masked":
+            errors.append(_error("Completing from a collection needs the masked model."))
+        else:
+            owned, problems = parse_collection(collection, index)
+            errors += problems
     if errors:
         raise CompletionRequestError(errors)
 
@@ -161,7 +230,7 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
         return sorted(totals.items())
 
     return CompletionRequest(format_key, merged(parsed.main), merged(parsed.side), bool(generate_side), sampler, seed,
-                             model)
+                             model, owned)
 
 
 def create_job(request: CompletionRequest, owner=None, client: str = "") -> CompletionJob:
@@ -170,6 +239,7 @@ def create_job(request: CompletionRequest, owner=None, client: str = "") -> Comp
     return CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
         generate_side=request.generate_side, sampler=request.sampler, seed=request.seed, model=request.model,
+        collection=[list(x) for x in request.collection] if request.collection is not None else None,
         owner=owner if getattr(owner, "is_authenticated", False) else None, client_key=client[:80],
         message="Waiting for a worker")
 
@@ -338,6 +408,8 @@ def _finish(job: CompletionJob, completion, version, completer=None) -> None:
     if (job.model or DEFAULT_MODEL) == "masked":
         extra = {"confidence": dict(completion.confidence), "sources": source_decks(completer, completion),
                  "warnings": list(completion.warnings)}
+        if job.collection is not None:
+            extra["missing"] = [list(x) for x in completion.missing]
     with transaction.atomic():
         parsed = ParsedDeck([Entry(n, c) for n, c in completion.main], [Entry(n, c) for n, c in completion.side])
         guest = job.client_key.removeprefix("guest:") if job.client_key.startswith("guest:") else None
@@ -384,9 +456,10 @@ def _complete_group(completer, jobs: list[CompletionJob]) -> list:
 
     def run(group, report):
         # bad rows get their own CompletionError
-        requests = [(j.known_main or [], j.known_side or [], j.format) for j in group]
-        if model == "masked":  # greedy: the same cards give the same deck, the seed changes nothing
+        if model == "masked":  # a collection, when given, is the request's fourth part
+            requests = [(j.known_main or [], j.known_side or [], j.format, j.collection) for j in group]  # greedy: the same cards give the same deck, the seed changes nothing
             return completer.complete_many(requests, seed=group[0].seed, generate_side=generate_side, progress=report)
+        requests = [(j.known_main or [], j.known_side or [], j.format) for j in group]
         return completer.complete_many(requests, seeds=[j.seed for j in group], sampler=sampler,
                                        generate_side=generate_side, progress=report)
 

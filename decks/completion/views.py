@@ -6,8 +6,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from decks.analysis import deck_groups
-from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MAX_TEXT, MODELS, CompletionRequestError, create_job,
-                                      job_payload, parse_request, user_counts)
+from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MAX_COLLECTION_TEXT, MAX_TEXT, MODELS,
+                                      CompletionRequestError, create_job, job_payload, parse_request, user_counts)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
@@ -35,6 +35,14 @@ class CompletionForm(forms.Form):
                                         "1000-step DDPM (slower).")
     seed = forms.IntegerField(label="Seed", min_value=0, max_value=2**31 - 1, initial=0, required=False,
                               help_text="Same cards + same seed = same deck.")
+    collection = forms.CharField(
+        label="Complete from my collection (optional)", required=False, max_length=MAX_COLLECTION_TEXT,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "autocomplete": "off",
+                                     "placeholder": "4 Lightning Bolt\n2 Goblin Guide\n..."}),
+        help_text="Paste an Arena or MTGO collection export or 'N Name' lines: only these cards are added, within "
+                  "the copies you own (basic lands in any number).")
+    collection_file = forms.FileField(label="…or upload it", required=False,
+                                      help_text="A .txt or .csv export, UTF-8.")
 
 
 @require_http_methods(["GET", "POST"])
@@ -42,13 +50,21 @@ class CompletionForm(forms.Form):
 def completion_form(request):
     errors = []
     if request.method == "POST":
-        form = CompletionForm(request.POST)
+        form = CompletionForm(request.POST, request.FILES)
         if not limits.refused(request) and form.is_valid():
             data = form.cleaned_data
+            collection = data["collection"] or None
+            upload = data.get("collection_file")
             try:
+                if upload is not None:
+                    if upload.size > MAX_COLLECTION_TEXT * 4:
+                        raise CompletionRequestError([{"line": None, "text": "", "suggestions": [], "message":
+                                                       f"The collection file is {upload.size} bytes; the limit is "
+                                                       f"{MAX_COLLECTION_TEXT * 4}."}])
+                    collection = upload.read()
                 req = parse_request(text=data["text"], fmt=data["format"], generate_side=data["sideboard"] == "generate",
                                     sampler=data["sampler"], seed=data["seed"] or 0,
-                                    model=data["model"] or DEFAULT_MODEL)
+                                    model=data["model"] or DEFAULT_MODEL, collection=collection)
             except CompletionRequestError as exc:
                 errors = exc.errors
             else:
@@ -83,5 +99,6 @@ def completion_job(request, job_id):
             "generated_main": sum(c for _, c in job.result.get("generated_main", [])),
             "generated_side": sum(c for _, c in job.result.get("generated_side", [])),
             "sources": job.result.get("sources") or [], "warnings": job.result.get("warnings") or [],
+            "from_collection": job.collection is not None, "missing": job.result.get("missing") or [],
         })
     return render(request, "decks/completion_job.html", context)

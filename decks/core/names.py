@@ -67,19 +67,24 @@ def loose_key(s: str) -> str:
 class CardIndex:
     """Canonical card names, findable by full name or by any face name.
 
-    A face name (``"Brazen Borrower"``) resolves to its card
-    (``"Brazen Borrower // Petty Theft"``) unless another card has that exact
-    full name, in which case the full name wins.
+    The one resolver of the site (the pages, the API, the importers, the commands, deck completion and the
+    embeddings): the exact name first, then a face name (``"Brazen Borrower"`` resolves to its card
+    ``"Brazen Borrower // Petty Theft"`` unless another card has that exact full name, in which case the full
+    name wins), then the loose key (letters and digits only) only when exactly one card has it. So
+    ``"Wasteland"`` and ``"Waste Land"``, two cards whose loose keys collide, each stay themselves.
+
+    Built from a plain list of names (pure: no database); :meth:`position` gives a name's index in that list.
     """
 
     def __init__(self, names: Iterable[str]) -> None:
         canonical: list[str] = []
-        seen: set[str] = set()
-        for name in names:
-            if name and name not in seen:
-                seen.add(name)
+        position: dict[str, int] = {}
+        for i, name in enumerate(names):
+            if name and name not in position:
+                position[name] = i
                 canonical.append(name)
         self._names: tuple[str, ...] = tuple(canonical)
+        self._position = position
 
         by_key: dict[str, str] = {}
         for name in canonical:
@@ -106,9 +111,14 @@ class CardIndex:
             else:
                 loose[lk] = name
         self._loose = loose
+        self._suggest_ready = False
 
-        self._choice_keys: list[str] = list(by_key)
-        self._choice_names: list[str] = [by_key[k] for k in self._choice_keys]
+    def _suggest_tables(self) -> None:
+        """The suggestion tables, built on the first suggestion (resolving alone never needs them)."""
+        if self._suggest_ready:
+            return
+        self._choice_keys: list[str] = list(self._by_key)
+        self._choice_names: list[str] = [self._by_key[k] for k in self._choice_keys]
         # Word -> indices of keys containing it; used to shortlist candidates
         # before the (comparatively slow) WRatio scoring.
         postings: dict[str, list[int]] = {}
@@ -117,9 +127,14 @@ class CardIndex:
                 postings.setdefault(word, []).append(i)
         self._postings = postings
         self._words: list[str] = list(postings)
+        self._suggest_ready = True
 
     def resolve(self, name: str) -> str | None:
         """Canonical name for ``name``, or None when no card matches."""
+        if not isinstance(name, str):
+            return None
+        if name in self._position:
+            return name
         key = normalize_name(name)
         if not key:
             return None
@@ -128,6 +143,11 @@ class CardIndex:
             return found
         lk = "".join(ch for ch in key if ch.isalnum())
         return self._loose.get(lk) if lk else None
+
+    def position(self, name: str) -> int | None:
+        """Index in the list the index was built from of the card ``name`` resolves to, or None."""
+        found = self.resolve(name)
+        return None if found is None else self._position[found]
 
     def _shortlist(self, query: str) -> list[int]:
         """Indices of keys worth scoring with WRatio for ``query``.
@@ -162,6 +182,7 @@ class CardIndex:
         match is not padded with unrelated cards.
         """
         query = normalize_name(name)[:_MAX_QUERY_CHARS]
+        self._suggest_tables()
         if not query or limit <= 0 or not self._choice_keys:
             return []
         choices = {i: self._choice_keys[i] for i in self._shortlist(query)}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import torch
 from django.db import DatabaseError
 
+from decks.core.names import CardIndex
 from decks.embeddings.classifier import CardClassifier
 from ml.registry import NoActiveModel, load_active
 
@@ -32,17 +33,16 @@ class Embeddings:
     E: torch.Tensor  # [V, dim] float32, diffusion space (rows of norm sqrt(dim))
     classifier: CardClassifier
     config: dict = field(default_factory=dict)
-    _folded: dict[str, int] = field(default_factory=dict, repr=False)
+    _card_index: CardIndex | None = field(default=None, repr=False)
 
     def find(self, name: str) -> int | None:
-        """Card index by exact name, else by casefolded full or front-face name."""
+        """Card index by the site's resolver (``decks.core.names.CardIndex``: exact name, then face name, then
+        the loose key only when one card has it)."""
         if name in self.index:
             return self.index[name]
-        if not self._folded:
-            for i, n in enumerate(self.names):
-                self._folded.setdefault(n.casefold(), i)
-                self._folded.setdefault(n.split(" // ")[0].casefold(), i)
-        return self._folded.get((name or "").strip().casefold())
+        if self._card_index is None:
+            self._card_index = CardIndex(self.names)
+        return self._card_index.position(name)
 
     def similar(self, name: str, k: int = 10) -> list[tuple[str, float]]:
         i = self.find(name)

@@ -23,6 +23,8 @@ one copy at a time of any legal card. ``ValueError`` if not even that can fill t
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -32,7 +34,7 @@ _MAX_COUNT = 60  # copy counts are clipped to this for the "most common copy cou
 _BIG = 1 << 30
 
 __all__ = ["Baseline", "DeckBuilder", "FittedCorpus", "PopularityBaseline", "CooccurrenceBaseline", "NearestDeckBaseline",
-           "count_matrix"]
+           "TunedVoteBaseline", "VoteParams", "SlotEvidence", "count_matrix", "owned_array"]
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -144,15 +146,34 @@ class FittedCorpus:
         return fmt
 
 
-class DeckBuilder:
-    """A deck under construction: known cards plus legal, copy-limited additions."""
+def owned_array(V: int, collection, unlimited=()) -> np.ndarray:
+    """A collection as the ``owned`` array of :class:`DeckBuilder`: int64 [V], copies owned per card, -1 for the
+    cards owned in any number (``unlimited``: basic lands). ``collection``: (card index, copies) pairs."""
+    owned = np.zeros(V, dtype=np.int64)
+    for c, n in collection:
+        owned[int(c)] += int(n)
+    owned[np.asarray(list(unlimited), dtype=np.int64)] = -1
+    return owned
 
-    def __init__(self, fitted: FittedCorpus, fmt: int, main_known, side_known):
+
+class DeckBuilder:
+    """A deck under construction: known cards plus legal, copy-limited additions.
+
+    ``owned`` (optional, :func:`owned_array`): the player's collection, a hard mask like legality: a card they do
+    not own is never added, and one they own is added only up to the copies owned (main + side, the given cards
+    included); a negative count is any number (basic lands). The given cards are kept whatever the collection."""
+
+    def __init__(self, fitted: FittedCorpus, fmt: int, main_known, side_known, owned=None):
         self.fit, self.fmt, V = fitted, fmt, fitted.V
         mk = _as_idx(main_known, V, MAIN_SIZE, "main")
         sk = _as_idx(side_known, V, SIDE_SIZE, "side")
         self.legal = fitted.legal[fmt]
         self.limit = fitted.limit[fmt]
+        if owned is not None:
+            owned = np.asarray(owned, dtype=np.int64)
+            counted = owned >= 0
+            self.legal = self.legal & (owned != 0)
+            self.limit = np.where(counted & ((self.limit <= 0) | (owned < self.limit)), owned, self.limit)
         self.main = [int(c) for c in mk]
         self.side = [int(c) for c in sk]
         self.main_known_count = np.bincount(mk, minlength=V)
@@ -245,10 +266,10 @@ class Baseline:
     def _fit_extra(self) -> None:
         pass
 
-    def _builder(self, main_known, side_known, fmt) -> DeckBuilder:
+    def _builder(self, main_known, side_known, fmt, owned=None) -> DeckBuilder:
         if self.fitted is None:
             raise RuntimeError(f"{type(self).__name__}.fit() first")
-        return DeckBuilder(self.fitted, self.fitted.check_fmt(fmt), main_known, side_known)
+        return DeckBuilder(self.fitted, self.fitted.check_fmt(fmt), main_known, side_known, owned)
 
     def __call__(self, main_known, side_known, fmt, seed=0):
         return self.complete(main_known, side_known, fmt, seed)
@@ -264,8 +285,8 @@ class PopularityBaseline(Baseline):
     what else is chosen.
     """
 
-    def complete(self, main_known, side_known, fmt, seed=0):
-        return self._builder(main_known, side_known, fmt).finish()
+    def complete(self, main_known, side_known, fmt, seed=0, owned=None):
+        return self._builder(main_known, side_known, fmt, owned).finish()
 
 
 # ----------------------------------------------------------------------------------------- 2. co-occurrence
@@ -335,8 +356,8 @@ class CooccurrenceBaseline(Baseline):
         lo, hi = m.indptr[k], m.indptr[k + 1]
         out[m.indices[lo:hi]] += scale * m.data[lo:hi]
 
-    def complete(self, main_known, side_known, fmt, seed=0):
-        b = self._builder(main_known, side_known, fmt)
+    def complete(self, main_known, side_known, fmt, seed=0, owned=None):
+        b = self._builder(main_known, side_known, fmt, owned)
         tables = self._tables[b.fmt]
         if tables is None:
             return b.finish()
@@ -475,8 +496,8 @@ class NearestDeckBaseline(Baseline):
                 if count[c] == j - 1:
                     add(c, 1)
 
-    def complete(self, main_known, side_known, fmt, seed=0):
-        b = self._builder(main_known, side_known, fmt)
+    def complete(self, main_known, side_known, fmt, seed=0, owned=None):
+        b = self._builder(main_known, side_known, fmt, owned)
         tables = self._tables[b.fmt]
         if tables is None:
             return b.finish()
@@ -486,4 +507,168 @@ class NearestDeckBaseline(Baseline):
             self._take(*self._copies(M, top), b.add_main, lambda: b.main_left, b.main_count)
         if b.side_left > 0:
             self._take(*self._copies(S, top), b.add_side, lambda: b.side_left, b.side_count)
+        return b.finish()
+
+
+# ----------------------------------------------------------------------------------------- 4. tuned vote
+
+_MAX_SLOT = 60  # copy numbers are voted up to this (basic lands)
+
+
+@dataclass(frozen=True)
+class VoteParams:
+    """The tuned vote's settings. Defaults: the best of a 3 x 3 x 3 grid (neighbours 25/50/100, kernel 10/20/40,
+    recency 30/60/120 days) on the validation month (decks first seen in 2026-04, the vote fitted on the decks
+    before it; never the held-out month): ``python -m bench.completion --tune-vote`` (bench/results/completion.md,
+    "vote_tuning")."""
+
+    neighbours: int = 100       # N: corpus decks of the format that vote
+    kernel: float = 10.0        # weight exp(kernel * (overlap - best overlap) / known cards)
+    recency_days: float = 60.0  # weight exp(-(newest corpus day - deck day) / recency_days)
+
+    def to_dict(self) -> dict:
+        return {"neighbours": self.neighbours, "kernel": self.kernel, "recency_days": self.recency_days}
+
+
+@dataclass
+class SlotEvidence:
+    """What the tuned vote knows about each candidate (card, n-th copy) slot of one board, best vote first: the
+    per-slot evidence a learned scorer can re-rank (issue 27, item 3). Slots the deck already fills are left out."""
+
+    card: np.ndarray        # int64 [S]
+    copy: np.ndarray        # int64 [S]: n (1-based)
+    vote: np.ndarray        # float64 [S]: weighted share of the neighbours holding >= n copies (the vote's score)
+    share: np.ndarray       # float64 [S]: unweighted share of the neighbours holding >= n copies
+    near_vote: np.ndarray   # float64 [S]: the vote of the 10 nearest neighbours alone
+    first_rank: np.ndarray  # float64 [S]: rank of the nearest neighbour holding the slot / N (1 = none)
+    any_copy: np.ndarray    # float64 [S]: weighted share holding >= 1 copy of the card
+
+    FEATURES = ("vote", "share", "near_vote", "first_rank", "any_copy", "copy")
+
+    def features(self) -> np.ndarray:
+        """float32 [S, 6] in the order of ``FEATURES``."""
+        return np.stack([self.vote, self.share, self.near_vote, self.first_rank, self.any_copy,
+                         self.copy.astype(np.float64)], axis=1).astype(np.float32)
+
+
+class TunedVoteBaseline(Baseline):
+    """The strongest simple baseline (issue 27): per format, the ``N`` corpus decks with the highest IDF-weighted
+    overlap with the known main cards,
+
+        overlap_d = sum over known cards c of log((n + 1) / (decks of the format playing c + 1)) * min(n_dc, q_c)
+
+    (ties: the newer deck), each weighted by ``exp(kernel * (overlap_d - best overlap) / known cards)`` x
+    ``exp(-(newest corpus day - day_d) / recency_days)``; each (card, n-th copy) slot is scored by the weighted
+    share of the neighbours holding at least n copies, the best slots fill the main deck (copy n only after copy
+    n - 1), then the same neighbours' sideboards fill the sideboard; copy limits count main + side together,
+    illegal (and, with a collection, unowned) cards are never added, the popularity fallback fills what is left.
+    Deterministic: ties go to the lower copy number, then the lower card index.
+    """
+
+    def __init__(self, params: VoteParams | None = None):
+        self.params = params or VoteParams()
+
+    def _fit_extra(self) -> None:
+        f = self.fitted
+        newest = float(f.day.max()) if f.day.size else 0.0
+        self._age = newest - f.day.astype(np.float64)
+        self._csc, self._idf = [], []
+        for rows in f.rows:
+            csc = f.main[rows].tocsc()
+            csc.sort_indices()
+            self._csc.append(csc)
+            self._idf.append(np.log((rows.size + 1.0) / (np.diff(csc.indptr) + 1.0)))
+
+    def overlap(self, main_known, fmt: int) -> np.ndarray:
+        """overlap_d of every deck of format ``fmt`` (in the order of ``fitted.rows[fmt]``)."""
+        csc, idf = self._csc[fmt], self._idf[fmt]
+        cards, counts = np.unique(np.asarray(main_known, dtype=np.int64), return_counts=True)
+        n = csc.shape[0]
+        if cards.size == 0 or n == 0:
+            return np.zeros(n)
+        lo, hi = csc.indptr[cards], csc.indptr[cards + 1]
+        lens = hi - lo
+        take = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(lens.sum())
+        vals = np.minimum(csc.data[take], np.repeat(counts, lens)) * np.repeat(idf[cards], lens)
+        return np.bincount(csc.indices[take], weights=vals, minlength=n)
+
+    def neighbours(self, main_known, fmt: int) -> tuple[np.ndarray, np.ndarray]:
+        """(global deck rows, normalised weights) of the ``N`` nearest decks, nearest first."""
+        f = self.fitted
+        rows = f.rows[fmt]
+        if rows.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        o = self.overlap(main_known, fmt)
+        m = min(int(self.params.neighbours), rows.size)
+        age = self._age[rows]
+        top = np.argpartition(-o, m - 1)[:m] if m < rows.size else np.arange(rows.size)
+        top = top[np.lexsort((top, age[top], -o[top]))]
+        known = max(1, len(np.asarray(main_known).ravel()))
+        logw = self.params.kernel * (o[top] - o[top[0]]) / known
+        if self.params.recency_days > 0:
+            logw = logw - age[top] / self.params.recency_days
+        w = np.exp(logw - logw.max())
+        return rows[top], w / w.sum()
+
+    def votes(self, rows: np.ndarray, w: np.ndarray, board: int) -> tuple[np.ndarray, np.ndarray]:
+        """(cards [U], table [U, 61]): ``table[i, n]`` = weighted share of the neighbours holding >= n copies."""
+        mat = (self.fitted.main if board == 0 else self.fitted.side)[rows]
+        cards, inv = np.unique(mat.indices, return_inverse=True)
+        key = inv.astype(np.int64) * (_MAX_SLOT + 1) + np.minimum(mat.data, _MAX_SLOT)
+        tally = np.bincount(key, weights=np.repeat(w, np.diff(mat.indptr)),
+                            minlength=cards.size * (_MAX_SLOT + 1)).reshape(cards.size, _MAX_SLOT + 1)
+        return cards.astype(np.int64), np.cumsum(tally[:, ::-1], axis=1)[:, ::-1]
+
+    def _ranked(self, rows, w, board: int, count: np.ndarray):
+        """The open slots of one board, best vote first: (card, copy, vote, card's row in the table, table)."""
+        cards, table = self.votes(rows, w, board)
+        n = np.arange(_MAX_SLOT + 1)
+        keep = (table > 1e-12) & (n[None, :] > count[cards][:, None])
+        ci, ni = np.nonzero(keep)
+        vote = table[ci, ni]
+        order = np.lexsort((cards[ci], ni, -vote))
+        return cards[ci[order]], ni[order], vote[order], ci[order], cards
+
+    def evidence(self, rows: np.ndarray, w: np.ndarray, board: int, count: np.ndarray) -> SlotEvidence:
+        """The candidate slots of one board (``count``: copies already in it) with their evidence."""
+        card, copy, vote, ci, cards = self._ranked(rows, w, board, count)
+        mat = (self.fitted.main if board == 0 else self.fitted.side)[rows]
+        held = np.zeros((cards.size, rows.size), dtype=np.int64)  # copies each neighbour holds
+        held[np.searchsorted(cards, mat.indices), np.repeat(np.arange(rows.size), np.diff(mat.indptr))] = mat.data
+        holds = held[ci] >= copy[:, None]  # [S, N]
+        near = min(10, rows.size)
+        N = max(rows.size, 1)
+        first = np.where(holds.any(axis=1), holds.argmax(axis=1), N) / N
+        any_copy = (held[ci] >= 1) @ w
+        return SlotEvidence(card=card, copy=copy, vote=vote, share=holds.mean(axis=1),
+                            near_vote=holds[:, :near] @ (w[:near] / w[:near].sum()),
+                            first_rank=first.astype(np.float64), any_copy=any_copy)
+
+    def _fill(self, rows, w, b: DeckBuilder, board: int) -> None:
+        add, left = (b.add_main, lambda: b.main_left) if board == 0 else (b.add_side, lambda: b.side_left)
+        count = b.main_count if board == 0 else b.side_count
+        card, copy, *_ = self._ranked(rows, w, board, count)
+        for c, j in zip(card.tolist(), copy.tolist()):
+            if left() <= 0:
+                return
+            if count[c] == j - 1:
+                add(c, 1)
+
+    def slot_evidence(self, main_known, side_known, fmt, owned=None) -> tuple[SlotEvidence, SlotEvidence]:
+        """(main, side) candidate slots with their evidence for the given cards, the sideboard's as it stands
+        after the vote's main deck."""
+        b = self._builder(main_known, side_known, fmt, owned)
+        rows, w = self.neighbours(b.main, b.fmt)
+        main = self.evidence(rows, w, 0, b.main_count)
+        self._fill(rows, w, b, 0)
+        return main, self.evidence(rows, w, 1, b.side_count)
+
+    def complete(self, main_known, side_known, fmt, seed=0, owned=None):
+        b = self._builder(main_known, side_known, fmt, owned)
+        rows, w = self.neighbours(b.main, b.fmt)
+        if rows.size:
+            if b.main_left > 0:
+                self._fill(rows, w, b, 0)
+            if b.side_left > 0:
+                self._fill(rows, w, b, 1)
         return b.finish()

@@ -244,8 +244,8 @@ class NeighbourVoteBaseline(Baseline):
         cards, counts = np.unique(np.asarray(main_known, dtype=np.int64), return_counts=True)
         return self.index.neighbours(cards, counts, int(fmt), day, self.params, exclude)
 
-    def complete(self, main_known, side_known, fmt, seed=0, day=None, exclude=None):
-        b = self._builder(main_known, side_known, fmt)
+    def complete(self, main_known, side_known, fmt, seed=0, day=None, exclude=None, owned=None):
+        b = self._builder(main_known, side_known, fmt, owned)
         nb = self.query(b.main, b.fmt, day, exclude)
         blocked = b.blocked()
         if b.main_left > 0:

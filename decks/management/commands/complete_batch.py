@@ -1,7 +1,11 @@
 """Complete many decks: JSONL in, JSONL out, batched on the available device.
 
-Input lines:  {"id", "format", "main": [[name, count], ...], "side": [[name, count], ...]}
-Output lines: {"id", "main": [[name, count], ...], "side": [...]}  or  {"id", "error": "..."}
+Input lines:  {"id", "format", "main": [[name, count], ...], "side": [[name, count], ...]
+               [, "collection": "N Name lines" or [[name, count], ...]]}
+Output lines: {"id", "main": [[name, count], ...], "side": [...][, "missing": [[name, count], ...]]}
+              or  {"id", "error": "..."}
+With a collection (masked model only) only its cards are added, within their counts (basic lands in any number);
+"missing" lists what a tournament deck would add that it lacks.
 """
 from __future__ import annotations
 
@@ -55,7 +59,7 @@ class Command(BaseCommand):
             try:
                 req = parse_request(main=task.get("main") or [], side=task.get("side") or [], fmt=str(task.get("format") or ""),
                                     generate_side=not opts["no_side"], sampler=opts["sampler"], seed=opts["seed"],
-                                    model=opts["model"])
+                                    model=opts["model"], collection=task.get("collection"))
             except CompletionRequestError as exc:
                 results[pos] = {"id": task_id, "error": "; ".join(e["message"] for e in exc.errors)}
                 continue
@@ -66,18 +70,21 @@ class Command(BaseCommand):
         bar = progress(total=len(pending), desc="completing", unit="deck")
         for start in range(0, len(pending), batch):
             chunk = pending[start:start + batch]
-            requests = [(req.main, req.side, req.format) for _, req, _ in chunk]
             if opts["model"] == "masked":
+                requests = [(req.main, req.side, req.format, req.collection) for _, req, _ in chunk]
                 outcomes = completer.complete_many(requests, seed=opts["seed"], generate_side=not opts["no_side"])
             else:
+                requests = [(req.main, req.side, req.format) for _, req, _ in chunk]
                 outcomes = completer.complete_many(requests, seed=opts["seed"], sampler=opts["sampler"],
                                                    generate_side=not opts["no_side"])
-            for (pos, _, task_id), outcome in zip(chunk, outcomes):
+            for (pos, req, task_id), outcome in zip(chunk, outcomes):
                 if isinstance(outcome, CompletionError):
                     results[pos] = {"id": task_id, "error": str(outcome)}
                 else:
                     results[pos] = {"id": task_id, "main": [list(x) for x in outcome.main],
                                     "side": [list(x) for x in outcome.side]}
+                    if req.collection is not None:
+                        results[pos]["missing"] = [list(x) for x in outcome.missing]
             bar.update(len(chunk))
         bar.close()
         elapsed = time.perf_counter() - started

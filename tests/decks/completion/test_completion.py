@@ -216,3 +216,90 @@ def test_evaluation_on_a_file_writes_results(tiny_models, tmp_path):
         for k in ("10", "30"):
             r = result["results"][method][k]
             assert 0.0 <= r["main_recall"] <= 1.0 and r["valid_share"] == 1.0, (method, k, r)
+
+
+# --- completing from a collection ---------------------------------------------------------------------------
+
+COLLECTION = ("4 Lightning Bolt\n4 Eidolon of the Great Revel\n4 Lava Spike\n4 Rift Bolt\n4 Skewer the Critics\n"
+              "2 Searing Blaze\n3 Skullcrack\n4 Light Up the Stage\n2 Inspiring Vantage\n1 Sacred Foundry\n"
+              "3 Path to Exile\n2 Relentless Rats\n")  # no Goblin Guide, no Monastery Swiftspear: the top slots
+
+
+def within_collection(result) -> list[str]:
+    """What a completion plays beyond the collection (basic lands are owned in any number)."""
+    from decks.core.cards import BASIC_LAND_NAMES
+
+    owned = {}
+    for line in COLLECTION.splitlines():
+        count, name = line.split(" ", 1)
+        owned[name] = int(count)
+    played = counts(result["main"] + result["side"])
+    return [f"{n} x{c}" for n, c in played.items() if n not in BASIC_LAND_NAMES and c > owned.get(n, 0)]
+
+
+def test_collection_lacking_the_top_slots_gives_a_deck_of_owned_cards(client, tiny_corpus,
+                                                                       django_capture_on_commit_callbacks):
+    free = client.post("/api/decks/complete", {"format": "modern", "main": [["Lightning Bolt", 4]]},
+                       content_type="application/json")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "modern", "main": [["Lightning Bolt", 4]],
+                                                       "collection": COLLECTION}, content_type="application/json")
+    assert free.status_code == 202 and response.status_code == 202, response.content
+    job = CompletionJob.objects.get(pk=response.json()["id"])
+    assert job.status == "done", job.error
+    assert totals(job.result["main"]) == 60 and totals(job.result["side"]) == 15
+    assert within_collection(job.result) == []
+    missing = dict(job.result["missing"])
+    assert missing.get("Goblin Guide", 0) >= 1 and missing.get("Monastery Swiftspear", 0) >= 1, missing
+    page = client.get(reverse("completion-job", args=[job.pk])).content.decode()
+    assert "Built from your collection" in page and "Goblin Guide (not owned)" in page
+
+
+def test_page_and_batch_complete_from_a_collection(client, tiny_corpus, tmp_path, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("collection.txt", COLLECTION.encode(), content_type="text/plain")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("completion-form"), {
+            "text": "4 Lightning Bolt", "format": "modern", "sideboard": "generate", "sampler": "fast", "seed": "0",
+            "collection_file": upload})
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    assert within_collection(CompletionJob.objects.get().result) == []
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "a", "format": "modern", "main": [["Lightning Bolt", 4]],
+                                 "collection": COLLECTION}) + "\n"
+                     + json.dumps({"id": "b", "format": "modern", "main": [["Lightning Bolt", 4]],
+                                   "collection": "4 Lightnig Bolt\n"}) + "\n")
+    out = tmp_path / "out.jsonl"
+    call_command("complete_batch", infile=str(tasks), outfile=str(out), stdout=io.StringIO(), stderr=io.StringIO())
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert within_collection(rows["a"]) == [] and "Goblin Guide" in dict(rows["a"]["missing"])
+    assert "Collection, line 1" in rows["b"]["error"] and "Lightning Bolt" in rows["b"]["error"]
+
+
+@pytest.mark.parametrize("collection, fragment", [
+    ("4 Lightning Bolt\n4 Lightnig Bolt\n", "Collection, line 2: Unknown card"),
+    ("4 Lightning Bolt\nfour Goblin Guide\n", "Collection, line 2"),
+    ([["Lightning Bolt", "x"]], "Collection, entry 1"),
+    ([["Lightnig Bolt", 4]], 'Collection, entry 1: unknown card "Lightnig Bolt"'),
+    ("4 Lightning Bolt\x00\x01\x02", "NUL"),
+    (17, "must be text or a list"),
+])
+def test_bad_collection_is_a_clear_400_and_queues_nothing(client, catalogue, collection, fragment):
+    response = client.post("/api/decks/complete", {"format": "modern", "main": [["Lightning Bolt", 4]],
+                                                   "collection": collection}, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert any(fragment in e["message"] for e in response.json()["errors"]), response.json()
+    assert CompletionJob.objects.count() == 0
+
+
+def test_corrupt_collection_upload_is_an_inline_error(client, catalogue):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("collection.txt", b"\xff\xfe\x00\x89PNG\x00\x00garbage", content_type="text/plain")
+    response = client.post(reverse("completion-form"), {"text": "4 Lightning Bolt", "format": "modern",
+                                                        "sideboard": "generate", "sampler": "fast", "seed": "0",
+                                                        "collection_file": upload})
+    assert response.status_code == 200
+    assert "not UTF-8 text" in response.content.decode() or "not text" in response.content.decode()
+    assert CompletionJob.objects.count() == 0

@@ -97,16 +97,22 @@ def test_bad_completion_request_over_http(tiny_models, daphne_server):
     assert status == 400 and "Lightning Bolt" in body["errors"][0]["suggestions"]
 
 
+def completion_page(browser, server: str):
+    """The completion form in a new page, and the list its script errors are collected in."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(60_000)
+    problems = []
+    page.on("pageerror", lambda exc: problems.append(str(exc)))
+    page.goto(f"{server}/decks/complete/")
+    return page, problems
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
 def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner, browser):
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(60_000)
-    problems = []
-    page.on("pageerror", lambda exc: problems.append(str(exc)))
-    page.goto(f"{daphne_server}/decks/complete/")
+    page, problems = completion_page(browser, daphne_server)
     expect(page.locator("h1")).to_have_text("Complete a deck")
     page.fill("textarea[name=text]", "4 Lightnig Bolt\n4 Goblin Guide")
     page.select_option("select[name=format]", "modern")
@@ -125,4 +131,34 @@ def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner, brow
     assert page.locator("meter").count() >= 1
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "completion.png"), full_page=True)
+    assert problems == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
+def test_complete_from_a_collection_in_the_browser(tiny_corpus, daphne_server, runner, browser):
+    """Paste a collection without the deck's top cards: the deck holds only owned cards and the page names what a
+    tournament deck would also want; a bad collection line is an inline error first."""
+    from playwright.sync_api import expect
+
+    page, problems = completion_page(browser, daphne_server)
+    page.fill("textarea[name=text]", "4 Lightning Bolt")
+    page.select_option("select[name=format]", "modern")
+    page.click("details.collection summary")
+    page.fill("textarea[name=collection]", "4 Lightning Bolt\n4 Lava Spikke\n")
+    page.click("button[type=submit]")
+    expect(page.locator("#line-errors")).to_contain_text("Collection, line 2: Unknown card")
+    page.fill("textarea[name=collection]", "4 Lightning Bolt\n4 Lava Spike\n4 Rift Bolt\n4 Skewer the Critics\n"
+                                           "4 Light Up the Stage\n2 Inspiring Vantage\n3 Path to Exile\n")
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
+    expect(page.locator("h1")).to_have_text("Completed Modern deck")
+    expect(page.get_by_test_id("main-count")).to_have_text("60")
+    expect(page.locator("#job-missing")).to_contain_text("Goblin Guide (not owned)")
+    names = page.locator(".board .card-rows li > a").all_inner_texts()
+    owned = {"Lightning Bolt", "Lava Spike", "Rift Bolt", "Skewer the Critics", "Light Up the Stage",
+             "Inspiring Vantage", "Path to Exile", "Mountain", "Plains", "Island", "Swamp", "Forest"}
+    assert names and set(names) <= owned, names
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "completion_collection.png"), full_page=True)
     assert problems == []

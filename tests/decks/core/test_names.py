@@ -172,3 +172,21 @@ def test_large_index_resolves_and_suggests() -> None:
     assert idx.resolve("Petty Theft") == "Brazen Borrower // Petty Theft"
     assert idx.suggest("Lightnig Bolt")[0] == "Lightning Bolt"
     assert idx.suggest("Brazen Borower")[0] == "Brazen Borrower // Petty Theft"
+
+
+def test_look_alike_names_each_resolve_to_themselves():
+    """Names equal up to spaces and punctuation (the catalogue has 9 such pairs) are two cards: the exact name wins,
+    and the loose key is used only when one card has it."""
+    names = ["Wasteland", "Waste Land", "Glimpse the Unthinkable", "Glimpse, the Unthinkable", "Monster Mash-Up",
+             "Monster Mashup", "Brazen Borrower // Petty Theft"]
+    index = CardIndex(names)
+    for i, name in enumerate(names):
+        assert index.resolve(name) == name and index.position(name) == i
+    assert index.resolve("wasteland") == "Wasteland" and index.resolve("WASTE LAND") == "Waste Land"
+    assert index.resolve("Waste-Land!") is None  # the loose key is ambiguous: no guess
+    assert index.position("Petty Theft") == 6 and index.position("Counterspell") is None
+    assert CardIndex(["Jace, the Mind Sculptor"]).resolve("Jace the Mind-Sculptor") == "Jace, the Mind Sculptor"
+
+
+def test_position_is_in_the_list_given_with_duplicates():
+    assert CardIndex(["A", "B", "A", "C"]).position("C") == 3

@@ -41,6 +41,7 @@ from decks.completion.models.common import (
 )
 from decks.completion.models.manamorphosis.sampler import ddim_sample, ddpm_sample
 from decks.completion.models.manamorphosis.schedule import Schedule
+from decks.core.names import CardIndex
 
 __all__ = ["Completion", "Completer"]
 
@@ -77,9 +78,7 @@ class Completer:
         self.classifier = classifier
         self.names = list(names)
         self.index = {n: i for i, n in enumerate(self.names)}
-        self.folded = {}
-        for i, n in enumerate(self.names):
-            self.folded.setdefault(n.casefold(), i)
+        self.card_index = CardIndex(self.names)  # the site's resolver: exact name first, never a look-alike
         V = len(self.names)
         self.legal = np.asarray(legal, dtype=bool)
         self.restricted = np.asarray(restricted, dtype=bool)
@@ -107,13 +106,7 @@ class Completer:
         return self.formats.index(key)
 
     def _resolve(self, entries: Iterable, part: str) -> dict[int, int]:
-        def lookup(name):
-            idx = self.index.get(name) if isinstance(name, str) else None
-            if idx is None and isinstance(name, str):
-                idx = self.folded.get(name.strip().casefold())
-            return idx
-
-        return resolve_entries(entries, part, lookup)
+        return resolve_entries(entries, part, self.card_index.position)
 
     def limits(self, f: int) -> np.ndarray:
         """Copies allowed per card in format ``f`` (0 = any number)."""

@@ -29,11 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from decks.completion.models.baselines import DeckBuilder
+from decks.completion.models.baselines import DeckBuilder, owned_array
 from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
 from decks.completion.models.common import CompletionError, check_limits, check_sizes, resolve_entries
 from decks.completion.models.masked.model import MAX_ADD, MaskedDenoiser, collate
 from decks.completion.models.masked.data import Tables, board_example, visible_batch
+from decks.core.cards import BASIC_LAND_NAMES
+from decks.core.names import CardIndex
 
 __all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
 
@@ -45,10 +47,6 @@ __all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "S
 # and 0.807/0.825/0.814 for the learned gate (docs/completion.md, "Choosing the sampler").
 INFERENCE_GATE = 0.6
 SAMPLER_DEFAULTS = {"gate": INFERENCE_GATE, "side_gate": 0.6, "steps": 1, "side_steps": 4}
-
-
-def _key(name) -> str:
-    return "".join(ch for ch in name.casefold() if ch.isalnum()) if isinstance(name, str) else ""
 
 
 @dataclass
@@ -71,6 +69,8 @@ class MaskedCompletion:
     confidence: dict[str, float] = field(default_factory=dict)   # "main:Name"/"side:Name" -> 0..1
     sources: list[Source] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # completing from a collection: what the deck built without it adds that the collection lacks (copies missing)
+    missing: list[tuple[str, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"main": [list(e) for e in self.main], "side": [list(e) for e in self.side],
@@ -78,7 +78,7 @@ class MaskedCompletion:
                 "generated_side": [list(e) for e in self.generated_side], "iterations": self.iterations,
                 "seconds": self.seconds, "confidence": self.confidence,
                 "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources],
-                "warnings": self.warnings}
+                "warnings": self.warnings, "missing": [list(e) for e in self.missing]}
 
 
 class MaskedCompleter:
@@ -106,11 +106,8 @@ class MaskedCompleter:
         self.plain = model is not None and getattr(model, "retrieval", True) is False
         self._token_cards = np.zeros(int(tables.token.max()) + 1, np.int64)
         self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
-        self._by_key: dict[str, int] = {}
-        for i, n in enumerate(self.names):
-            self._by_key.setdefault(_key(n), i)
-            if " // " in n:
-                self._by_key.setdefault(_key(n.split(" // ")[0]), i)
+        self.card_index = CardIndex(self.names)  # the site's resolver: exact name first, never a look-alike
+        self.basics = [i for i, n in enumerate(self.names) if n in BASIC_LAND_NAMES]
 
     # ------------------------------------------------------------------ validation
 
@@ -123,9 +120,8 @@ class MaskedCompleter:
     def _validate(self, main_known, side_known, fmt):
         f = self._format_index(fmt)
         label = self.formats[f].title()
-        lookup = lambda name: self._by_key.get(_key(name))  # noqa: E731
-        main_c = Counter(resolve_entries(main_known, "main deck", lookup))
-        side_c = Counter(resolve_entries(side_known, "sideboard", lookup))
+        main_c = Counter(resolve_entries(main_known, "main deck", self.card_index.position))
+        side_c = Counter(resolve_entries(side_known, "sideboard", self.card_index.position))
         check_sizes(main_c, side_c)
         check_limits(self.names, main_c, side_c, self.vote.fitted.limit[f], self.restricted[f], label)
         warnings = [f"{self.names[i]} has not been seen in a {label} tournament deck: it is kept, but check that "
@@ -245,19 +241,45 @@ class MaskedCompleter:
         main, side = b.finish(side=generate_side)
         return nb, rounds, conf_main, conf_side, main, side
 
+    def owned(self, collection) -> np.ndarray:
+        """A collection ([(name, copies), ...]) as ``DeckBuilder``'s owned array: basic lands in any number; a
+        name outside the vocabulary cannot be played by the model and is left out."""
+        pairs = []
+        for entry in collection or ():
+            try:
+                name, count = entry
+                count = int(count)
+            except (TypeError, ValueError):
+                raise CompletionError("Each collection entry must be a (card name, count) pair.") from None
+            i = self.card_index.position(name)
+            if i is not None and count > 0:
+                pairs.append((i, count))
+        return owned_array(len(self.names), pairs, self.basics)
+
     def complete(self, main_known, side_known=(), fmt: str = "", seed: int = 0, generate_side: bool = True,
-                 progress: Callable[[float, str], None] | None = None, **_ignored) -> MaskedCompletion:
-        """Complete one deck (see the module docstring); raises ``CompletionError``."""
+                 progress: Callable[[float, str], None] | None = None, collection=None,
+                 **_ignored) -> MaskedCompletion:
+        """Complete one deck (see the module docstring); raises ``CompletionError``. With ``collection`` (name,
+        copies pairs) only owned cards are added, within their counts (basic lands in any number): a hard mask like
+        legality; ``missing`` then lists what the deck completed without it would add that the collection lacks."""
         started = time.perf_counter()
         report = progress or (lambda fraction, message: None)
         f, main_c, side_c, warnings = self._validate(main_known, side_known, fmt)
         user_main = [i for i, n in main_c.items() for _ in range(n)]
         user_side = [i for i, n in side_c.items() for _ in range(n)]
+        owned = self.owned(collection) if collection is not None else None
         try:
             nb, rounds, conf_main, conf_side, main, side = self._run(
-                DeckBuilder(self.vote.fitted, f, user_main, user_side), f, generate_side, report)
+                DeckBuilder(self.vote.fitted, f, user_main, user_side, owned), f, generate_side, report)
+            missing = Counter()
+            if owned is not None:  # the deck a tournament player would build, against what the collection holds
+                *_, want_main, want_side = self._run(DeckBuilder(self.vote.fitted, f, user_main, user_side), f,
+                                                     generate_side, lambda fraction, message: None)
+                want = Counter(want_main.tolist()) + Counter(want_side.tolist())
+                missing = Counter({c: n - max(int(owned[c]), 0) for c, n in want.items() if 0 <= owned[c] < n})
         except ValueError:
-            raise CompletionError("There are not enough legal cards left to fill the deck within the copy limits.") from None
+            raise CompletionError("There are not enough legal cards left to fill the deck within the copy limits"
+                                  + (" and the collection." if owned is not None else ".")) from None
         report(1.0, "Done")
         gen_main = Counter(main.tolist()) - Counter(user_main)
         gen_side = Counter(side.tolist()) - Counter(user_side)
@@ -269,19 +291,25 @@ class MaskedCompleter:
         return MaskedCompletion(main=group(Counter(main.tolist())), side=group(Counter(side.tolist())),
                                 generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
                                 seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
-                                warnings=warnings)
+                                warnings=warnings, missing=sorted(((self.names[c], n) for c, n in missing.items()),
+                                                                  key=lambda e: (-e[1], e[0])))
 
     def complete_many(self, requests, seed: int = 0, progress=None, **kwargs) -> list:
-        """One ``MaskedCompletion`` or ``CompletionError`` per ``(main_known, side_known, fmt)`` request."""
+        """One ``MaskedCompletion`` or ``CompletionError`` per ``(main_known, side_known, fmt[, collection])``
+        request."""
         out = []
         for i, request in enumerate(requests):
             try:
-                main_known, side_known, fmt = request
+                main_known, side_known, fmt, *rest = request
+                if len(rest) > 1:
+                    raise ValueError
             except (TypeError, ValueError):
-                out.append(CompletionError("Each request must be (main cards, sideboard cards, format)."))
+                out.append(CompletionError("Each request must be (main cards, sideboard cards, format[, "
+                                           "collection])."))
                 continue
             try:
-                out.append(self.complete(main_known, side_known, fmt, seed=seed, **kwargs))
+                out.append(self.complete(main_known, side_known, fmt, seed=seed,
+                                         collection=rest[0] if rest else None, **kwargs))
             except CompletionError as exc:
                 out.append(exc)
             if progress:

@@ -4,13 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from decks.completion.models.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline, count_matrix
+from decks.completion.models.baselines import (
+    CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline, TunedVoteBaseline, VoteParams, count_matrix, owned_array)
 from decks.completion.models.evaluate import check_completion, evaluate
 from decks.completion.models.deck_arrays import card_popularity
 
 from . import make_corpus, random_mask
 
-BASELINES = [PopularityBaseline, CooccurrenceBaseline, NearestDeckBaseline]
+BASELINES = [PopularityBaseline, CooccurrenceBaseline, NearestDeckBaseline, TunedVoteBaseline]
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +198,50 @@ def test_popularity_baseline_is_the_format_staples(corpus, fitted):
     assert top in main
     # no known cards and the same format: the answer does not depend on anything else
     assert (fitted["PopularityBaseline"].complete([], [], 0, seed=99)[0] == main).all()
+
+
+def test_tuned_vote_scores_slots_by_the_weighted_share_of_the_nearest_decks():
+    from decks.completion.models.deck_arrays import DeckArrays
+
+    V = 10
+    legal, limit = np.ones((1, V), dtype=bool), np.full(V, 4)
+    limit[0] = 0
+    decks = [  # (main, side, format, day, weight)
+        ([1] * 4 + [2] * 4 + [0] * 52, [3] * 4 + [0] * 11, 0, 100, 1.0),  # holds both known cards
+        ([1] * 4 + [2] * 2 + [4] * 4 + [0] * 50, [5] * 4 + [0] * 11, 0, 100, 1.0),  # 2 of card 2
+        ([6] * 4 + [7] * 4 + [0] * 52, [8] * 4 + [0] * 11, 0, 100, 1.0),  # unrelated: not a neighbour
+    ]
+    vote = TunedVoteBaseline(VoteParams(neighbours=2, kernel=0.0, recency_days=0)).fit(
+        DeckArrays.from_decks(decks), V, legal, limit)
+    rows, w = vote.neighbours([1, 1], 0)
+    assert set(rows) == {0, 1} and np.allclose(w, 0.5)
+    main, side = vote.complete([1, 1], [], 0)
+    counts = np.bincount(main, minlength=V)
+    # both neighbours (vote 1): 2 more copies of 1, 2 copies of 2, 50 basics; then, at vote 0.5, lower copy
+    # numbers first: copies 1-2 of card 4, copy 3 of cards 2 and 4 (ties: lower card)
+    assert counts[1] == 4 and counts[0] == 50 and counts[2] == 3 and counts[4] == 3 and counts[6] == 0
+    assert (side == 0).sum() == 11 and (side == 3).sum() == 2 and (side == 5).sum() == 2  # the same neighbours
+    ev, _ = vote.slot_evidence([1, 1], [], 0)
+    first = {(c, n): v for c, n, v in zip(ev.card.tolist(), ev.copy.tolist(), ev.vote.tolist())}
+    assert first[(2, 1)] == 1.0 and first[(2, 3)] == 0.5 and (1, 1) not in first  # copies already there are left out
+    assert ev.features().shape == (ev.card.size, len(ev.FEATURES)) and (np.diff(ev.vote) <= 0).all()
+
+
+@pytest.mark.parametrize("cls", BASELINES)
+def test_a_collection_is_a_hard_mask(cls, corpus, fitted):
+    """Only owned cards within their counts are added (basic lands in any number); the given cards stay."""
+    b = fitted[cls.__name__]
+    row = corpus.test.main[0]
+    fmt = int(corpus.test.fmt[0])
+    known = row[:12]
+    full, _ = b.complete(known, [], fmt)
+    top = [c for c in np.unique(full) if c not in corpus.basics and c not in known][:3]  # the slots it wanted most
+    have = [(c, 2) for c in range(corpus.V) if c not in top and c not in corpus.basics]
+    owned = owned_array(corpus.V, have, corpus.basics)
+    main, side = b.complete(known, [], fmt, owned=owned)
+    added = np.bincount(np.concatenate([main, side]), minlength=corpus.V) - np.bincount(known, minlength=corpus.V)
+    assert not set(top) & set(np.flatnonzero(added > 0).tolist())
+    limited = owned >= 0
+    total = np.bincount(np.concatenate([main, side]), minlength=corpus.V)
+    assert (total[limited] <= np.maximum(owned[limited], np.bincount(known, minlength=corpus.V)[limited])).all()
+    assert main.size == 60 and side.size == 15 and np.isin(known, main).all()
