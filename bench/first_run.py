@@ -22,7 +22,6 @@ import re
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from bench.harness.machine import machine
 from bench.harness.paths import RESULTS, ROOT, command, data_dir
+from bench.harness.processes import free_port
 from bench.harness.report import write_result
 
 RESULT = RESULTS / "first_run.json"
@@ -71,12 +71,6 @@ def split_steps(events: list[tuple[float, str]], end: float) -> dict:
         out[name] = {"seconds": round(t1 - t0, 1), "longest_silence_seconds": round(silence, 1),
                      "silent": silence > SILENT_SECONDS}
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def clean_clone(dest: Path, include_install: bool) -> str:

@@ -89,7 +89,7 @@ DECK_MASKED = Kind(
     quick=lambda scope: MASKED_QUICK)
 
 DECK_DIFFUSION = Kind(
-    DIFFUSION, label="Deck completion diffusion (Manamorphosis)", shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
+    DIFFUSION, label="Deck completion diffusion", shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
     parameters={"steps": int, "batch": int, "lr": float, "warmup": int, "d_model": int, "heads": int, "layers": int,
                 "ff": int, "side_layers": int, "context_layers": int, "prediction": str, "seed": int,
                 "eval_every": int, "split_date": str, "device": str, "limit": int, "resume": bool},

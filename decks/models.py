@@ -227,6 +227,8 @@ class CompletionJob(models.Model):
     client_key = models.CharField(max_length=80, blank=True, db_index=True,
                                   help_text="who asked (mtgsite.limits: user:<id>, guest:<session> or ip:<address>); "
                                             "their unfinished jobs are capped")
+    guest = models.CharField(max_length=40, blank=True, default="",
+                             help_text="the guest session (mtgsite.guests) whose decks get the result; empty for a user")
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (mtgsite.limits)

@@ -140,8 +140,10 @@ class CompletionListView(limits.Limited, SiteApi, APIView):
                                 seed=data.get("seed", 0), model=model, collection=data.get("collection"))
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
-        guest_key(request, create=True)  # a guest's session, so that the deck is in their "My decks"
-        job = create_job(req, owner=request.user, client=limits.client_of(request).key)
+        # the key the limits counted this request under (its jobs count against it), then a guest's session so
+        # that the deck is in their "My decks": a first visit's session must not change the key its jobs count under
+        client = limits.client_of(request).key
+        job = create_job(req, owner=request.user, client=client, guest=guest_key(request, create=True))
         enqueue_completion(job)
         job.refresh_from_db()
         return Response(_body(request, job), status=status.HTTP_202_ACCEPTED,

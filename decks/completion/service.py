@@ -233,15 +233,16 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
                              model, owned)
 
 
-def create_job(request: CompletionRequest, owner=None, client: str = "") -> CompletionJob:
+def create_job(request: CompletionRequest, owner=None, client: str = "", guest: str | None = None) -> CompletionJob:
     """Store the job, waiting for a worker (the caller queues it: ``decks.tasks.enqueue_completion``). ``client``
-    is who asked (``mtgsite.limits.Client.key``), whose unfinished jobs :data:`LIMIT_WORK` counts."""
+    is who asked (``mtgsite.limits.Client.key``, as the limits counted it), whose unfinished jobs
+    :data:`LIMIT_WORK` counts; ``guest`` the guest session whose "My decks" gets the deck (none for a user)."""
     return CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
         generate_side=request.generate_side, sampler=request.sampler, seed=request.seed, model=request.model,
         collection=[list(x) for x in request.collection] if request.collection is not None else None,
         owner=owner if getattr(owner, "is_authenticated", False) else None, client_key=client[:80],
-        message="Waiting for a worker")
+        guest=(guest or "")[:40], message="Waiting for a worker")
 
 
 def _recent():
@@ -412,9 +413,8 @@ def _finish(job: CompletionJob, completion, version, completer=None) -> None:
             extra["missing"] = [list(x) for x in completion.missing]
     with transaction.atomic():
         parsed = ParsedDeck([Entry(n, c) for n, c in completion.main], [Entry(n, c) for n, c in completion.side])
-        guest = job.client_key.removeprefix("guest:") if job.client_key.startswith("guest:") else None
         deck = save_parsed_deck(parsed, job.format, f"Completed {job.format.title()} deck", owner=job.owner,
-                                source="completion", guest=guest)  # unlisted: the asker's (mtgsite.limits key)
+                                source="completion", guest=job.guest or None)  # unlisted: the asker's
         job.deck = deck
         job.model_version = version
         job.result = {

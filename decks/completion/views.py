@@ -68,8 +68,10 @@ def completion_form(request):
             except CompletionRequestError as exc:
                 errors = exc.errors
             else:
-                guest_key(request, create=True)  # a guest's session, so that the deck is in their "My decks"
-                job = create_job(req, owner=request.user, client=limits.client_of(request).key)
+                # the key the limits counted this request under (its jobs count against it), then a guest's session so
+                # that the deck is in their "My decks": a first visit's session must not change the key its jobs count under
+                client = limits.client_of(request).key
+                job = create_job(req, owner=request.user, client=client, guest=guest_key(request, create=True))
                 enqueue_completion(job)
                 return redirect("completion-job", job_id=job.pk)
     else:

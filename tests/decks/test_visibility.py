@@ -170,12 +170,18 @@ def test_the_migration_unlists_peoples_decks_and_keeps_the_corpus_listed():
 
     before, after = [("decks", "0007_completionjob_worker")], [("decks", "0008_deck_visibility")]
     executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps.get_model("decks", "Deck")
-    ids = {source: old.objects.create(name=source, list_hash=source, source=source).pk
-           for source in ("corpus", "text", "user", "completion", "draft")}
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(after)
-    public = dict(Deck.objects.filter(pk__in=ids.values()).values_list("source", "public"))
+    try:
+        executor.migrate(before)
+        old = executor.loader.project_state(before).apps.get_model("decks", "Deck")
+        ids = {source: old.objects.create(name=source, list_hash=source, source=source).pk
+               for source in ("corpus", "text", "user", "completion", "draft")}
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(after)
+        public = dict(Deck.objects.filter(pk__in=ids.values()).values_list("source", "public"))
+    finally:
+        # back to the newest schema: the tests after this one in the process share the database
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
     assert public == {"corpus": True, "text": True, "user": False, "completion": False, "draft": False}

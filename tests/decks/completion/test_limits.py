@@ -28,6 +28,9 @@ def limits_on(settings, monkeypatch):
 
 
 def post(http, addr: str, payload=REQUEST):
+    """A completion request from ``addr``; ``http`` is a test client (its session, if any, goes with the request),
+    or None for a script that keeps no cookies (a fresh client each time: keyed by its address)."""
+    http = http or DjangoClient()
     return http.post("/api/decks/complete", payload, content_type="application/json", REMOTE_ADDR=addr)
 
 
@@ -42,7 +45,7 @@ def test_a_flood_is_refused_after_its_quota_and_another_client_still_completes(
     def timed_completion(addr: str) -> tuple[float, dict]:
         start = time.perf_counter()
         with django_capture_on_commit_callbacks(execute=True):
-            response = post(http, addr)
+            response = post(None, addr)
         assert response.status_code == 202, response.content
         job = http.get(f"/api/decks/complete/{response.json()['id']}").json()
         return time.perf_counter() - start, job
@@ -52,7 +55,7 @@ def test_a_flood_is_refused_after_its_quota_and_another_client_still_completes(
     answers = []
     for _ in range(100):  # client A
         with django_capture_on_commit_callbacks(execute=True):
-            answers.append(post(http, "198.51.100.1"))
+            answers.append(post(None, "198.51.100.1"))
     accepted = [r for r in answers if r.status_code == 202]
     refused = [r for r in answers if r.status_code == 429]
     assert len(accepted) == 5 and len(refused) == 95
@@ -66,30 +69,34 @@ def test_a_flood_is_refused_after_its_quota_and_another_client_still_completes(
 def test_a_client_with_unfinished_jobs_waits_for_them(catalogue, limits_on, django_capture_on_commit_callbacks):
     set_limits, _ = limits_on
     set_limits(completion="100/min", completion_concurrent=2)
-    http = DjangoClient()
     with django_capture_on_commit_callbacks():  # queued, never run: the jobs stay unfinished
-        assert [post(http, "198.51.100.5").status_code for _ in range(2)] == [202, 202]
-    response = post(http, "198.51.100.5")
+        assert [post(None, "198.51.100.5").status_code for _ in range(2)] == [202, 202]
+    response = post(None, "198.51.100.5")
     assert response.status_code == 429
     error = response.json()["errors"][0]
     assert error["limit"] == "completion_concurrent" and int(response["Retry-After"]) == error["retry_after"] == 5
     assert "already have 2" in error["message"]
     assert CompletionJob.objects.count() == 2  # nothing written for the refused one
     with django_capture_on_commit_callbacks():
-        assert post(http, "198.51.100.6").status_code == 202  # another client
+        assert post(None, "198.51.100.6").status_code == 202  # another client
     CompletionJob.objects.filter(client_key="ip:198.51.100.5").update(created=timezone.now() - timedelta(hours=1))
     with django_capture_on_commit_callbacks():  # jobs left unfinished past COMPLETION_STALE_SECONDS count for nobody
-        assert post(http, "198.51.100.5").status_code == 202
+        assert post(None, "198.51.100.5").status_code == 202
 
 
 def test_the_job_remembers_who_asked(catalogue, limits_on, django_capture_on_commit_callbacks):
     http = DjangoClient()
     with django_capture_on_commit_callbacks():
         anonymous = post(http, "198.51.100.7").json()["id"]
+        guest = http.cookies["sessionid"].value  # the first completion gave the guest a session
+        again = post(http, "198.51.100.7").json()["id"]
         user = User.objects.create_user("ana", password="pw-for-tests-1")
         http.force_login(user)
         signed_in = post(http, "198.51.100.7").json()["id"]
-    assert CompletionJob.objects.get(pk=anonymous).client_key == "ip:198.51.100.7"
+    # counted under the key the limits saw (a first visit has no session yet), the deck for the guest's session
+    first = CompletionJob.objects.get(pk=anonymous)
+    assert first.client_key == "ip:198.51.100.7" and first.guest == guest
+    assert CompletionJob.objects.get(pk=again).client_key == f"guest:{guest}"
     assert CompletionJob.objects.get(pk=signed_in).client_key == f"user:{user.pk}"
 
 

@@ -121,4 +121,5 @@ def test_the_old_kind_name_is_an_alias_for_one_release():
     from ml import kinds
 
     assert kinds.get("game_policy") is kinds.get("game_value") is GAME_VALUE
-    assert kinds.renamed("game_policy") == "game_value" and kinds.renamed("game_value") is None
+    assert kinds.canonical("game_policy") == "game_value" and kinds.canonical("game_value") == "game_value"
+    assert kinds.renamed("game_policy") == "game_policy is now game_value" and kinds.renamed("game_value") is None
