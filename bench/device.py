@@ -11,8 +11,8 @@ pick bot of BLB: a few MB, kept out of git (``var/`` is ignored). Without the da
 a card is taken as legal in a format when one of the exported decks of that format plays it (basic lands in
 every format), the copy limit is 4 (basic lands: any number) and nothing is restricted.
 
-``--inputs DIR`` needs only numpy, scipy, torch and safetensors (no Django, no database, no data folder), so it
-runs as is on a GPU machine. On the CPU and, where ``torch.cuda.is_available()``, on the GPU (the network on
+``--inputs DIR`` needs only numpy, scipy, torch, safetensors and rapidfuzz (imported by the draft code's card
+names; carry its wheel where it is missing): no Django, no database, no data folder, so it runs on a GPU machine. On the CPU and, where ``torch.cuda.is_available()``, on the GPU (the network on
 that device, as ``MTG_DEVICE`` puts it; the retrieval and the sampler's bookkeeping stay numpy on the CPU):
 
 - **completion**: jobs/s of the masked completer (``complete_many`` on batches of 8, as the worker batches);
