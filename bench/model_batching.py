@@ -4,8 +4,8 @@
 
 The same N partial decks (the first K main-deck cards of real decks first seen on or after the active
 model's split date; sideboard generated) go through ``Completer.complete_many`` of the active
-card_embeddings + deck_diffusion versions (what the inference task runs, on the model's device: CUDA when
-available) in chunks of each batch size, in one process. Throughput = N / total wall time; a job's latency
+card_embeddings + deck_diffusion versions (what the inference task runs, on the device of MTG_DEVICE:
+CUDA when available by default) in chunks of each batch size, in one process. Throughput = N / total wall time; a job's latency
 is its chunk's wall time (a job waits for its whole batch). Each size gets a warm-up chunk first and the
 whole pass is repeated ``--repeats`` times (the best pass is kept). Writes bench/results/model_batching.json.
 Skips (exit 0, with a message) when no active models or no corpus are available.

@@ -84,7 +84,8 @@ DECK_MASKED = Kind(
     MASKED, label="Deck completion: masked diffusion + retrieval", shapes=masked_shapes, metadata=masked_metadata, train=train_masked, evaluate=evaluate_masked,
     parameters={"preset": str, "steps": int, "examples": int, "batch": int, "lr": float, "d_model": int, "heads": int,
                 "layers": int, "ff": int, "candidates": int, "neighbours": int, "seed": int, "split_date": str,
-                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str, "resume": bool},
+                "limit": int, "no_text_init": bool, "no_retrieval": bool, "time_budget": float, "head": str, "resume": bool,
+                "device": str},
     evaluate_parameters={"n": int, "known": list, "seed": int, **FILE_EVALUATION},
     quick=lambda scope: MASKED_QUICK)
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from common.device import CHOICES as DEVICE_CHOICES
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -94,6 +96,12 @@ MTG_DATA_DIR = Path(env("MTG_DATA_DIR", str(_default_data)))
 VAR_DIR = Path(env("MTG_VAR_DIR", str(BASE_DIR / "var")))
 # Trained model versions (safetensors) and cached training arrays; the shipped defaults live in ml/weights/.
 MTG_MODEL_DIR = Path(env("MTG_MODEL_DIR", str(VAR_DIR / "models")))
+# The torch device of the workers and commands (MTG_DEVICE): auto (cuda when torch sees a GPU, else cpu), cpu or
+# cuda (a worker or command asked for cuda without a GPU stops at start-up with the reason). Resolved by
+# mtgsite.device.device().
+MTG_DEVICE = env("MTG_DEVICE", "auto").strip().lower()
+if MTG_DEVICE not in DEVICE_CHOICES:
+    raise ImproperlyConfigured(f"MTG_DEVICE must be one of {', '.join(DEVICE_CHOICES)}, not {MTG_DEVICE!r}")
 MTG_MODEL_UPLOAD_MAX_BYTES = int(env("MTG_MODEL_UPLOAD_MAX_BYTES", str(64 * 1024 * 1024)))
 # How often a training run writes its progress, metric and log tail to its row (seconds).
 MTG_TRAINING_REPORT_SECONDS = float(env("MTG_TRAINING_REPORT_SECONDS", "0.5"))

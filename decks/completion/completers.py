@@ -7,23 +7,17 @@ arrays here.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from decks.core.rules import FORMATS
-from decks.completion.models.retrieval import RetrievalParams
 from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
 from decks.completion.models.manamorphosis.complete import Completer
 from decks.completion.models.deck_arrays import split_by_date
-from decks.completion.models.masked.sampler import MaskedCompleter
-from decks.completion.models.masked.train import denoiser_for, prepare
+from decks.completion.models.masked.build import VocabularyMismatch, masked_completer
 from decks.completion.models.manamorphosis.model import DeckDenoiser
 from decks.completion.models.manamorphosis.schedule import cosine_schedule
 from decks.embeddings.service import active_embeddings
 from ml.registry import NoActiveModel, active_version, load_active, load_version
-
-
-def device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
+from mtgsite.device import device
 
 
 def build_completer(diffusion=None):
@@ -65,22 +59,6 @@ def build_masked_completer(version=None, split_date: str | None = None):
             loaded = load_active("deck_masked")  # an active version whose weights are missing says so
     else:
         loaded = load_version(version)
-    model, cards, params = None, None, RetrievalParams()
-    if loaded is not None:
-        config = loaded.config or {}
-        index = {n: i for i, n in enumerate(names)}
-        missing = [n for n in config.get("cards", []) if n not in index]
-        if missing or "model" not in config:
-            raise NoActiveModel(
-                f"The deck_masked v{loaded.version.version} does not fit the active card_embeddings: "
-                + (f"{len(missing)} of its cards (e.g. {missing[0]}) are not in the vocabulary" if missing
-                   else "its config has no model")
-                + "; activate matching versions or retrain (manage.py models train deck_masked).")
-        cards = np.array([index[n] for n in config["cards"]], dtype=np.int64)
-        params = RetrievalParams.from_dict(config.get("retrieval"))
-        model = denoiser_for(config["model"])
-        model.load_state_dict({k: v.float() for k, v in loaded.tensors.items()})
-        model.eval()
     arrays = deck_arrays(names)
     if split_date:
         arrays, _ = split_by_date(arrays, split_day(split_date))
@@ -88,13 +66,15 @@ def build_masked_completer(version=None, split_date: str | None = None):
         raise NoActiveModel("No tournament decks to draw on: import the deck corpus (manage.py import_decks)"
                             + (f" or choose a later split date than {split_date}." if split_date else "."))
     tables = card_tables(names)
-    prep = prepare(arrays, len(names), tables.legal, tables.copy_limit, tables.restricted, params, cards=cards)
-    sampler = ((loaded.config or {}).get("sampler") or {}) if loaded is not None else {}
-    gate, side_gate = sampler.get("gate"), sampler.get("side_gate")
-    rounds = {k: int(sampler[k]) for k in ("steps", "side_steps") if k in sampler}
-    completer = MaskedCompleter(model, prep.vote, prep.tables, names, FORMATS, tables.restricted,
-                                gate=None if gate is None else float(gate),
-                                side_gate=None if side_gate is None else float(side_gate), **rounds)
+    try:
+        completer = masked_completer((loaded.config or {}) if loaded is not None else None,
+                                     loaded.tensors if loaded is not None else None, names, arrays, tables.legal,
+                                     tables.copy_limit, tables.restricted, FORMATS)  # the CPU, whatever MTG_DEVICE:
+        # its network scores one board at a time, and an H200 completes 0.65x as many jobs/s (bench/results/device.md)
+    except VocabularyMismatch as exc:
+        raise NoActiveModel(
+            f"The deck_masked v{loaded.version.version} does not fit the active card_embeddings: {exc}; activate "
+            "matching versions or retrain (manage.py models train deck_masked).") from None
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
     return completer

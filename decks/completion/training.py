@@ -17,13 +17,15 @@ from ml.kinds import TrainingError, settle
 from ml.models import ModelVersion
 from ml.progress import Progress
 from ml.registry import NoActiveModel, model_dir, save_version
+from common.device import DeviceUnavailable, resolve_device
+from mtgsite.device import device as default_device
 
 MASKED = "deck_masked"
 MASKED_FORMAT = "masked-v1"
 MASKED_QUICK = {"steps": 40, "examples": 400, "batch": 16, "d_model": 32, "heads": 2, "layers": 1, "ff": 64,
                 "candidates": 48}
 MASKED_DEFAULTS = {"preset": "default", "seed": 0, "split_date": DEFAULT_SPLIT, "limit": None, "no_text_init": False,
-                   "no_retrieval": False,
+                   "no_retrieval": False, "device": None,
                    "resume": False, "time_budget": None, "notes": ""}
 # model / training parameters and the MaskedConfig / TrainConfig fields they set
 MODEL_OPTIONS = {"d_model": "d_model", "heads": "heads", "layers": "layers", "ff": "ff", "candidates": "candidates",
@@ -35,6 +37,14 @@ DIFFUSION_DEFAULTS = {"steps": 3000, "batch": 64, "lr": 5e-4, "warmup": 200, "d_
                       "ff": 512, "side_layers": 2, "context_layers": 1, "prediction": "v", "seed": 0,
                       "eval_every": 500, "split_date": DEFAULT_SPLIT, "device": None, "resume": False, "limit": None,
                       "notes": ""}
+
+
+def training_device(asked: str | None) -> str:
+    """The device of a training run: its ``device`` parameter (auto|cpu|cuda) or, unset, ``MTG_DEVICE``."""
+    try:
+        return resolve_device(asked) if asked else default_device()
+    except (DeviceUnavailable, ValueError) as exc:
+        raise TrainingError(str(exc)) from None
 
 
 def training_embeddings():
@@ -137,9 +147,10 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
         bar.refresh()
 
     text_vectors = None if p["no_text_init"] else emb.E.float().numpy()
+    device = training_device(p["device"])
     try:
         state, metrics = train(prep, mc, tc, text_vectors=text_vectors, checkpoint=ckpt, resume=p["resume"],
-                               progress=report, stop_after=p["time_budget"], plan_progress=planned)
+                               progress=report, stop_after=p["time_budget"], plan_progress=planned, device=device)
     except (RuntimeError, ValueError) as exc:
         if p["resume"]:
             raise TrainingError(f"Cannot resume from {ckpt} ({exc}); run again without resume.") from None
@@ -155,7 +166,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
     model_config = metrics.pop("config")
     metrics.pop("train_config", None)
     metrics.update({"test_decks": len(test_arrays), "total_seconds": round(time.perf_counter() - started, 1),
-                    "device": "cpu"})
+                    "device": device})
     config = {"format": MASKED_FORMAT, "model": model_config, "retrieval": retrieval.to_dict(),
               "cards": [names[int(i)] for i in prep.cards], "names_sha1": names_sha1(names),
               "split_date": p["split_date"], "train": tc.to_dict(), "embeddings_version": emb.version_id,
@@ -172,7 +183,6 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
 def train_diffusion(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """Train the Manamorphosis denoiser (set transformer DDPM over card embeddings); register an inactive version."""
     # torch takes seconds to import: kept off Django start-up (DecksConfig.ready imports this module)
-    from decks.completion.completers import device as default_device  # noqa: PLC0415 torch: kept off Django start-up
     from decks.completion.models.manamorphosis.model import DeckDenoiser, DenoiserConfig  # noqa: PLC0415 torch: kept off Django start-up
     from decks.completion.models.manamorphosis.trainer import TrainConfig, train  # noqa: PLC0415 torch: kept off Django start-up
 
@@ -192,7 +202,7 @@ def train_diffusion(params: dict, progress: Progress, scope: str = "") -> ModelV
                      seed=p["seed"], eval_every=p["eval_every"], val_decks=min(1024, max(len(test_arrays), 1)))
     parameters = DeckDenoiser(mc).parameter_count()
     progress.log(f"model: {parameters:,} parameters ({json.dumps(mc.to_dict())})")
-    device = p["device"] or default_device()
+    device = training_device(p["device"])
     ckpt = model_dir() / DIFFUSION / "checkpoints" / f"train-seed{p['seed']}.safetensors"
     bar = progress.bar(total=tc.steps, desc="training", unit="step")
 

@@ -1,4 +1,5 @@
-"""Complete many decks: JSONL in, JSONL out, batched on the available device.
+"""Complete many decks: JSONL in, JSONL out, batched on the device of MTG_DEVICE
+(``mtgsite.device.device``: auto, cpu or cuda).
 
 Input lines:  {"id", "format", "main": [[name, count], ...], "side": [[name, count], ...]
                [, "collection": "N Name lines" or [[name, count], ...]]}
@@ -17,6 +18,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.completion.models.common import CompletionError
+from common.device import DeviceUnavailable
+from mtgsite.device import device
 from mtgsite.progress import progress
 from ml.registry import NoActiveModel
 
@@ -38,6 +41,10 @@ class Command(BaseCommand):
         src = Path(opts["infile"])
         if not src.exists():
             raise CommandError(f"{src} does not exist.")
+        try:
+            device()  # MTG_DEVICE=cuda without a GPU stops here, not silently on the CPU
+        except DeviceUnavailable as exc:
+            raise CommandError(str(exc)) from None
         try:
             completer = get_completer(opts["model"])
         except NoActiveModel as exc:

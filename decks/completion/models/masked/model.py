@@ -258,7 +258,7 @@ class MaskedDenoiser(nn.Module):
                + self.kind.weight[1])
         cand = self.card(batch["cand_tok"]) + self.feat(batch["feats"]) + self.kind.weight[2]
         x = torch.cat([glob, vis, cand], dim=1)
-        pad = torch.cat([torch.zeros(B, 1, dtype=torch.bool), batch["vis_pad"], batch["cand_pad"]], dim=1)
+        pad = torch.cat([torch.zeros(B, 1, dtype=torch.bool, device=batch["vis_pad"].device), batch["vis_pad"], batch["cand_pad"]], dim=1)
         return self.norm(self.encoder(x, src_key_padding_mask=pad))[:, 1 + vis.shape[1]:]
 
     def forward(self, batch: dict[str, torch.Tensor], gate: float | None = None):

@@ -148,8 +148,10 @@ class MaskedCompleter:
             with np.errstate(divide="ignore"):
                 return np.log(vals).reshape(C, MAX_ADD), True
         with torch.no_grad():
-            scores, calibrated = self.model.scores(collate([ex]), gate=gate)
-            return scores[0].double().numpy(), calibrated
+            device = next(self.model.parameters()).device  # the network's device (MTG_DEVICE on the site)
+            batch = {k: v.to(device) for k, v in collate([ex]).items()}
+            scores, calibrated = self.model.scores(batch, gate=gate)
+            return scores[0].double().cpu().numpy(), calibrated
 
     def _plain_candidates(self, f: int, board: int, main_vis: np.ndarray, side_vis: np.ndarray, left: int):
         """The no-retrieval model's shortlist: (cards, slot scores, not calibrated, expected new cards, normaliser 0)."""

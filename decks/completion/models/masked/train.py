@@ -165,8 +165,9 @@ def _recency_order(rng: np.random.Generator, days: np.ndarray, recency_days: flo
 
 def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: np.ndarray | None = None,
           checkpoint: str | Path | None = None, resume: bool = False, progress=None, stop_after: float | None = None,
-          plan_progress=None):
-    """Train; returns (state_dict, metrics). ``stop_after`` (seconds) ends a time slice early (resume later)."""
+          plan_progress=None, device: str = "cpu"):
+    """Train on ``device``; returns (state_dict on the CPU, metrics). ``stop_after`` (seconds) ends a time slice
+    early (resume later)."""
     torch.manual_seed(tc.seed)
     a = prep.arrays
     n = len(a)
@@ -193,6 +194,7 @@ def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: n
     model = denoiser_for(config)
     if tc.text_init and text_vectors is not None:
         text_init(model, prep.cards, text_vectors)
+    model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
 
     def lr_at(step: int) -> float:  # linear warm-up (5%), cosine down to 5%
@@ -204,9 +206,11 @@ def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: n
 
     def batch_of(plan_list, idx):
         if not config.retrieval:
-            return plain_batch(prep.tables, [plan_list[i] for i in idx], a.main, a.side, a.fmt)
-        return collate([plan_to_example(prep.vote.index, prep.tables, plan_list[i], a.main, a.side, a.fmt,
-                                        config.candidates) for i in idx])
+            batch = plain_batch(prep.tables, [plan_list[i] for i in idx], a.main, a.side, a.fmt)
+        else:
+            batch = collate([plan_to_example(prep.vote.index, prep.tables, plan_list[i], a.main, a.side, a.fmt,
+                                             config.candidates) for i in idx])
+        return {k: v.to(device) for k, v in batch.items()}
 
     val_batches = [batch_of(val_plans, range(i, min(i + 128, len(val_plans)))) for i in range(0, len(val_plans), 128)]
 
@@ -263,4 +267,4 @@ def train(prep: Prepared, config: MaskedConfig, tc: TrainConfig, text_vectors: n
                "parameters": model.parameter_count(), "examples": len(plans), "plan_seconds": round(plan_seconds, 1),
                "seconds": round(time.perf_counter() - started, 1), "history": meta["history"],
                "train_decks": n, "config": config.to_dict(), "train_config": tc.to_dict()}
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}, metrics
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}, metrics
