@@ -15,11 +15,22 @@ _REDIS_BASES = {"": 11, "gw0": 3, "gw1": 6}
 if _worker not in _REDIS_BASES:
     raise RuntimeError(f"tests/isolation.py: no Redis databases set aside for xdist worker {_worker} (at most two workers)")
 _base = _REDIS_BASES[_worker]
-os.environ.setdefault("MTG_CHANNEL_PREFIX", f"mtgtest{os.getpid()}")
-os.environ.setdefault("CELERY_DEFAULT_QUEUE", f"mtgtest{os.getpid()}")
-os.environ.setdefault("REDIS_CACHE_URL", f"redis://127.0.0.1:6379/{_base}")
-os.environ.setdefault("REDIS_CHANNELS_URL", f"redis://127.0.0.1:6379/{_base + 1}")
-os.environ.setdefault("REDIS_URL", f"redis://127.0.0.1:6379/{_base + 2}")
+_ours = {
+    "MTG_CHANNEL_PREFIX": f"mtgtest{os.getpid()}",
+    "CELERY_DEFAULT_QUEUE": f"mtgtest{os.getpid()}",
+    "REDIS_CACHE_URL": f"redis://127.0.0.1:6379/{_base}",
+    "REDIS_CHANNELS_URL": f"redis://127.0.0.1:6379/{_base + 1}",
+    "REDIS_URL": f"redis://127.0.0.1:6379/{_base + 2}",
+}
+# An xdist worker inherits the environment of the process that started it, this module's defaults included:
+# the keys this module chose there (listed in MTG_TEST_DEFAULTS) are chosen again for the worker; a key the
+# person running the tests set stays theirs.
+_chosen_by_us = set(filter(None, os.environ.get("MTG_TEST_DEFAULTS", "").split(",")))
+for _key, _value in _ours.items():
+    if _key not in os.environ or _key in _chosen_by_us:
+        os.environ[_key] = _value
+        _chosen_by_us.add(_key)
+os.environ["MTG_TEST_DEFAULTS"] = ",".join(sorted(_chosen_by_us))
 if _worker:
     # the worker's own var folder: its SQLite files, cached arrays and model files never meet the other's
     _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
