@@ -6,7 +6,6 @@ search player (``SearchPlayer``, deferring to the engine's AI) and the advisor (
 with the same seed. With the old call on the real game (``game.ai_action``) the engine's AI reads the hidden cards
 and the seed, and the choices differ.
 """
-import json
 import random
 
 import pytest
@@ -17,33 +16,9 @@ from gameplay.core.matches.players import EnginePlayer, SearchPlayer, make_playe
 from gameplay.core.search.advisor import recommend
 from gameplay.core.search.base import Budget, SearchConfig
 from gameplay.core.search.pruning import prune_actions
-from tests.gameplay.conftest import deck_list
+from tests.gameplay.conftest import deck_list, rehidden
 
 AI = 1  # the seat the AI plays in these games
-
-
-def rehidden(state: dict, seat: int, rng: random.Random) -> dict:
-    """``state`` with everything ``seat`` cannot see moved: the other player's unrevealed hand re-dealt from its
-    hand and library, both libraries shuffled, a new engine seed. What ``seat`` sees is unchanged."""
-    out = json.loads(json.dumps(state))
-    st = out["state"]
-    revealed = honest.revealed_ids(st)
-    for p in st["players"]:
-        if p["id"] == seat:
-            rng.shuffle(p["library"])
-            continue
-        keep = [o for o in p["hand"] if o in revealed]
-        pool = [o for o in p["hand"] if o not in revealed] + p["library"]
-        rng.shuffle(pool)
-        cut = len(p["hand"]) - len(keep)
-        p["hand"], p["library"] = keep + pool[:cut], pool[cut:]
-        for oid in p["hand"]:
-            st["objects"][str(oid)]["zone"] = "Hand"
-        for oid in p["library"]:
-            st["objects"][str(oid)]["zone"] = "Library"
-    st["rng_seed"] = rng.getrandbits(63)
-    st["rng_word_pos"] = 0
-    return out
 
 
 @pytest.fixture(scope="module")
