@@ -236,7 +236,8 @@ def _unreadable_game():
                          first_player=first_player, moves=[], revision=1)
         game = engine.new_game(choice.check_deck(human_main, "")[0], choice.check_deck(ai_main, "")[0], seed=seed,
                                first_player=first_player)
-        players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
+        # the peeking reference players: these recorded games were found with the AI on the real game
+        players = (EnginePlayer("Easy", peek=True), EnginePlayer("Medium", peek=True))
         for step in range(700):
             seat = game.seat_to_act()
             if seat is None:
