@@ -88,6 +88,7 @@ def learned_model():
 
 def play_one(job: dict) -> list[dict]:
     """One engine-vs-engine game; every turn start scored every way (runs in a worker)."""
+    from gameplay.core.engine.honest import honest_ai_action
     from gameplay.core.search.base import Search, SearchConfig
     from gameplay.core.search.evaluation import win_probability
 
@@ -97,6 +98,7 @@ def play_one(job: dict) -> list[dict]:
     eng = fixtures.engine()
     game = eng.new_game(fixtures.deck_list(decks, job["decks"][0]), fixtures.deck_list(decks, job["decks"][1]), seed=job["seed"])
     rng = random.Random(job["seed"])
+    ai_rng = random.Random(job["seed"] + 1)  # the honest copies the engine's AIs decide on
     rows, seen_turns = [], set()
     decisions = 0
     while not game.is_over() and decisions < 3000:
@@ -135,7 +137,7 @@ def play_one(job: dict) -> list[dict]:
             win_probability(game.evaluate(me))
             row["static_cpu"] = time.process_time() - c
             rows.append(row)
-        action = game.ai_action(seat, job["level"]) or game.legal_actions(seat)[0]
+        action = honest_ai_action(game, seat, job["level"], ai_rng) or game.legal_actions(seat)[0]
         game.apply(seat, action)
         decisions += 1
     winner = (game.result() or {}).get("winner")

@@ -84,10 +84,10 @@ def strength_game(job: dict) -> dict:
     elif name.startswith("search:"):
         ours = SearchPlayer("default", seed=job["seed"], evaluator=evaluator if name.endswith("+net") else None)
     else:
-        ours = EnginePlayer("VeryHard")
+        ours = EnginePlayer("VeryHard", seed=job["seed"])
     game = engine.new_game(job["deck0"], job["deck1"], seed=job["seed"])
     cpu = time.process_time()
-    result = play_game(game, (ours, EnginePlayer("VeryHard")))
+    result = play_game(game, (ours, EnginePlayer("VeryHard", seed=job["seed"] + 1)))
     return {"player": name, "seed": job["seed"], "decks": job["names"], "winner": result["winner"],
             "turns": result["turns"], "cpu_seconds": round(time.process_time() - cpu, 1)}
 

@@ -21,6 +21,7 @@ import datetime as dt
 import itertools
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -44,7 +45,8 @@ def pct(values, q):
 
 
 def sample_positions(n: int) -> list[dict]:
-    """Mid-game decisions worth searching, from Medium-vs-Medium games of the sample decks."""
+    """Mid-game decisions worth searching, from Medium-vs-Medium games of the sample decks (honest AIs)."""
+    from gameplay.core.engine.honest import honest_ai_action
     from gameplay.core.matches.players import worth_searching
     from gameplay.core.search.pruning import prune_actions
 
@@ -57,6 +59,7 @@ def sample_positions(n: int) -> list[dict]:
             break
         a, b = pairs[i % len(pairs)]
         game = eng.new_game(fixtures.deck_list(decks, a), fixtures.deck_list(decks, b), seed=500 + i)
+        rng = random.Random(500 + i)
         target_turn = 3 + i % 6
         taken = False
         for _ in range(3000):
@@ -70,7 +73,7 @@ def sample_positions(n: int) -> list[dict]:
                             "prompt": game.prompt().get("type"), "actions": len(actions)})
                 taken = True
                 break
-            game.apply(seat, game.ai_action(seat, "Medium") or actions[0])
+            game.apply(seat, honest_ai_action(game, seat, "Medium", rng) or actions[0])
     return out
 
 
@@ -145,6 +148,7 @@ def copy_cost(positions) -> dict:
 
 
 def latency(positions, level: str) -> dict:
+    from gameplay.core.engine.honest import honest_ai_action
     from gameplay.core.search.advisor import LEVELS, recommend
 
     eng = fixtures.engine()
@@ -165,6 +169,7 @@ def latency(positions, level: str) -> dict:
     # forced decisions: the advisor answers them without searching
     forced = []
     game = eng.load(positions[0]["state"])
+    rng = random.Random(0)
     for _ in range(150):
         if game.is_over():
             break
@@ -174,7 +179,7 @@ def latency(positions, level: str) -> dict:
             t = time.perf_counter()
             recommend(game, seat, algorithm=spec["algorithm"], budget=spec["budget"])
             forced.append(time.perf_counter() - t)
-        game.apply(seat, game.ai_action(seat, "VeryEasy") or actions[0])
+        game.apply(seat, honest_ai_action(game, seat, "VeryEasy", rng) or actions[0])
     return {"level": level, "budget": spec["budget"].to_dict(), "positions": len(positions),
             "p50_seconds": round(pct(walls, 50), 2), "p95_seconds": round(pct(walls, 95), 2),
             "max_seconds": round(max(walls), 2), "cpu_p50_seconds": round(pct(cpus, 50), 2),

@@ -145,6 +145,9 @@ def play_one(job: dict) -> dict:
     stats = getattr(ours.player, "stats", None)
     if stats:
         out["ours_stats"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}
+    for side, timed in (("ours", ours), ("opponent", theirs)):
+        if getattr(timed.player, "honest", None) is not None:  # AI decisions on honest copies, counted fallbacks
+            out[f"{side}_honest"] = timed.player.honest.to_dict()
     changes = getattr(ours.player, "changes", None)
     if changes:
         out["ours_changes"] = changes

@@ -6,11 +6,14 @@ converted by our own code (gameplay.core.engine.carddata), so these fixtures tes
 from __future__ import annotations
 
 import functools
+import json
+import random
 from pathlib import Path
 
 import pytest
 
 from gameplay.core.engine import decks
+from gameplay.core.engine.adapter import revealed_ids
 
 pytest.importorskip("phase")
 
@@ -40,6 +43,30 @@ def _deck_card_records() -> tuple:
 def deck_list(name: str) -> list[str]:
     """One of the sample decks' main deck, one entry per copy."""
     return [card for card, count in sample_deck_lists()[name]["main"] for _ in range(count)]
+
+
+def rehidden(state: dict, seat: int, rng: random.Random) -> dict:
+    """``state`` with everything ``seat`` cannot see moved: the other player's unrevealed hand re-dealt from its
+    hand and library, both libraries shuffled, a new engine seed. What ``seat`` sees is unchanged."""
+    out = json.loads(json.dumps(state))
+    st = out["state"]
+    revealed = revealed_ids(st)
+    for p in st["players"]:
+        if p["id"] == seat:
+            rng.shuffle(p["library"])
+            continue
+        keep = [o for o in p["hand"] if o in revealed]
+        pool = [o for o in p["hand"] if o not in revealed] + p["library"]
+        rng.shuffle(pool)
+        cut = len(p["hand"]) - len(keep)
+        p["hand"], p["library"] = keep + pool[:cut], pool[cut:]
+        for oid in p["hand"]:
+            st["objects"][str(oid)]["zone"] = "Hand"
+        for oid in p["library"]:
+            st["objects"][str(oid)]["zone"] = "Library"
+    st["rng_seed"] = rng.getrandbits(63)
+    st["rng_word_pos"] = 0
+    return out
 
 
 @pytest.fixture(scope="session")

@@ -236,7 +236,8 @@ def _unreadable_game():
                          first_player=first_player, moves=[], revision=1)
         game = engine.new_game(choice.check_deck(human_main, "")[0], choice.check_deck(ai_main, "")[0], seed=seed,
                                first_player=first_player)
-        players = (EnginePlayer("Easy"), EnginePlayer("Medium"))
+        # the peeking reference players: these recorded games were found with the AI on the real game
+        players = (EnginePlayer("Easy", peek=True), EnginePlayer("Medium", peek=True))
         for step in range(700):
             seat = game.seat_to_act()
             if seat is None:
@@ -501,3 +502,43 @@ def test_a_turn_the_ai_controls_is_played_by_the_ai_and_the_person_waits(game_ca
     assert stored.status == "finished" or (out.view["your_decision"] and "turn_decision_controller" not in after)
     assert stored.revision > row.revision and len(stored.moves) > len(row.moves)
     assert any(seat == 1 for seat, *_ in stored.moves[len(row.moves):])
+
+
+def test_the_ai_opponent_decides_on_what_its_seat_sees_and_never_peeks(game_catalogue, client):
+    """The play page's opponent takes the same decision whatever the person's hand and both libraries hold (issue
+    29): it decides on an honest copy. The peeking engine (a bench reference) is neither offered nor accepted."""
+    import random
+
+    from tests.gameplay.conftest import rehidden
+
+    assert not any("!peek" in spec for spec, _ in choice.opponent_choices())
+    with pytest.raises(PlayError):
+        session.create_game("sample:mono_red_aggro", "sample:dimir_terror", "engine:VeryHard!peek", session_key=SESSION)
+    assert "The AI sees only what its seat may see" in client.get("/games/").content.decode()
+
+    web_session = client.session
+    web_session["guest"] = True
+    web_session.save()
+    row = new_game(opponent="engine:Medium", seed=17, session_key=web_session.session_key)
+    engine = session.get_engine()
+    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=17, first_player=0)
+    ai, compared, rng = 1 - row.human_seat, 0, random.Random(2)
+    for decisions in range(400):
+        seat = game.seat_to_act()
+        if seat is None or compared >= 6:
+            break
+        row.decisions = decisions
+        opponent = session._opponent(row)
+        if seat == ai and game.turn >= 3 and len({a.key for a in game.legal_actions(seat)}) > 1:
+            state = game.state()
+            try:
+                copies = [engine.load(state), engine.load(rehidden(state, ai, rng))]
+            except BadState:
+                copies = []
+            if copies:
+                assert not opponent.peek
+                assert len({session._opponent(row).choose(copy, ai).key for copy in copies}) == 1
+                compared += 1
+        game.apply_or_next(seat, opponent.choose(game, seat))
+    assert compared == 6
+    assert "The AI sees only what its seat may see" in client.get(f"/games/{row.pk}/").content.decode()

@@ -447,6 +447,18 @@ class Game:
         return out
 
 
+def revealed_ids(st: dict) -> set[int]:
+    """The ids of the cards revealed in the engine state ``st`` (``Game.state()["state"]``)."""
+    revealed = set()
+    for key in ("revealed_cards", "public_revealed_cards"):
+        value = st.get(key)
+        if isinstance(value, list):
+            revealed.update(v for v in value if isinstance(v, int))
+        elif isinstance(value, dict):
+            revealed.update(int(k) for k in value if str(k).isdigit())
+    return revealed
+
+
 def determinize(state: dict, observer: int, rng: random.Random) -> dict:
     """A copy of ``state`` with what ``observer`` cannot see re-dealt at random.
 
@@ -458,13 +470,7 @@ def determinize(state: dict, observer: int, rng: random.Random) -> dict:
     full = json.loads(json.dumps(state)) if not isinstance(state, str) else json.loads(state)
     st = full["state"]
     objects = st["objects"]
-    revealed = set()
-    for key in ("revealed_cards", "public_revealed_cards"):
-        value = st.get(key)
-        if isinstance(value, list):
-            revealed.update(v for v in value if isinstance(v, int))
-        elif isinstance(value, dict):
-            revealed.update(int(k) for k in value if str(k).isdigit())
+    revealed = revealed_ids(st)
     for p in st["players"]:
         library = list(p.get("library") or [])
         if p["id"] != observer:

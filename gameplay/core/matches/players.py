@@ -16,6 +16,7 @@ from typing import Callable, Protocol
 
 from gameplay.core.search.advisor import LEVELS, recommend
 from gameplay.core.engine.adapter import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
+from gameplay.core.engine.honest import HonestStats, honest_ai_action
 from gameplay.core.learning import active
 from gameplay.core.learning.network import evaluator_at
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
@@ -40,19 +41,32 @@ class RandomPlayer:
 
 
 class EnginePlayer:
-    """The rules engine's built-in AI at one difficulty."""
+    """The rules engine's built-in AI at one difficulty, deciding on an honest copy of what its seat can see
+    (``honest_ai_action``: hidden cards re-dealt, a fresh engine seed from ``seed``). ``peek=True`` (the spec
+    ``engine:<Level>!peek``) is the engine's AI on the real game, reading every zone: a bench reference only,
+    never offered on the play page."""
 
-    def __init__(self, difficulty: str = "Medium"):
+    def __init__(self, difficulty: str = "Medium", seed: int = 0, *, peek: bool = False):
         # ``VeryHard#2``: the same AI under another name, so a benchmark can play it twice on the same jobs (the
         # engine's AI is not always reproducible from one process to the next: the yardstick's noise floor)
+        difficulty, bang, flag = difficulty.partition("!")
+        if bang and flag != "peek":
+            raise ValueError(f"unknown engine player suffix {'!' + flag!r}; the only one is !peek")
+        peek = peek or bool(bang)
         difficulty, tag, replica = difficulty.partition("#")
         if difficulty not in ENGINE_LEVELS:
             raise ValueError(f"difficulty must be one of {', '.join(ENGINE_LEVELS)}")
-        self.name = f"engine:{difficulty}{tag}{replica}"
+        self.name = f"engine:{difficulty}{tag}{replica}" + ("!peek" if peek else "")
         self.difficulty = difficulty
+        self.peek = peek
+        self.rng = random.Random(seed)
+        self.honest = HonestStats()
 
     def choose(self, game: Game, seat: int) -> Action:
-        action = game.ai_action(seat, self.difficulty)
+        if self.peek:
+            action = game.ai_action(seat, self.difficulty)
+        else:
+            action = honest_ai_action(game, seat, self.difficulty, self.rng, self.honest)
         if action is None:  # the AI gave up on a prompt: take the first legal action
             return game.legal_actions(seat)[0]
         return action
@@ -111,6 +125,8 @@ class SearchPlayer:
         self.contest: str | None = spec.get("contest")      # search only where this level disagrees
         self.evaluator = spec.get("evaluator", "active")    # the policy/value network ("active": the one in use)
         self.seed = seed
+        self.rng = random.Random(seed)  # the honest copies the engine's AI decides on (``honest_ai_action``)
+        self.honest = HonestStats()
         self.calls = 0
         self._last_turn = 0
         self.bank_spent = 0.0
@@ -145,7 +161,8 @@ class SearchPlayer:
             return actions[0]
         cpu = time.process_time()
         low = self.game_seconds is not None and self.bank_spent > self.game_seconds
-        strong = game.ai_action(seat, self.defer_low if low and self.defer_low else self.defer)
+        strong = honest_ai_action(game, seat, self.defer_low if low and self.defer_low else self.defer, self.rng,
+                                  self.honest)
         if not self.contest and not worth_searching(game, seat):
             self.stats["deferred"] += 1
             self.bank_spent += time.process_time() - cpu
@@ -158,7 +175,7 @@ class SearchPlayer:
         other = None
         if self.contest:
             # a second opinion from another engine level: when both agree, there is nothing to search
-            other = game.ai_action(seat, self.contest)
+            other = honest_ai_action(game, seat, self.contest, self.rng, self.honest)
             if strong is not None and (other is None or other.key == strong.key or
                                        signature(other, ObjectLookup(game)) == signature(strong, ObjectLookup(game))):
                 self.stats["agreed"] += 1
@@ -251,14 +268,15 @@ def _search_player(arg: str, seed: int) -> SearchPlayer:
 # The player kinds: name -> factory(argument, seed).
 FACTORIES: dict[str, Callable[[str, int], Player]] = {
     "random": lambda arg, seed: RandomPlayer(seed),
-    "engine": lambda arg, seed: EnginePlayer(arg or "Medium"),
+    "engine": lambda arg, seed: EnginePlayer(arg or "Medium", seed),
     "search": _search_player,
     "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else (active.network() or evaluator_at(SHIPPED_NET))),
 }
 
 
 def make_player(spec: str, seed: int = 0) -> Player:
-    """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``search:default``)."""
+    """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``search:default``; the peeking bench
+    reference ``engine:VeryHard!peek``)."""
     kind, _, arg = (spec or "").partition(":")
     factory = FACTORIES.get(kind)
     if factory is None:

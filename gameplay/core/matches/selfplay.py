@@ -8,11 +8,15 @@ both seats, with the winner (``gameplay.core.learning.value.features`` describe 
 (``gameplay.core.learning.network``), with the search's root visit counts where a search player (``search:<level>``) played
 the seat; ``pool_decisions`` runs it in the same pool. It sits in ``matches`` beside the players it plays (a search
 seat is a search player), above the models it trains. Pure: no Django; imports the engine, ``search.pruning``,
-``learning.value``, ``learning.network`` and ``matches.players``.
+``learning.value``, ``learning.network`` and ``matches.players``. Every engine AI decides on an honest copy of
+what its seat can see (``gameplay.core.engine.honest``), never on the real game.
 """
 from __future__ import annotations
 
+import random
+
 from gameplay.core.engine.adapter import PhaseEngine
+from gameplay.core.engine.honest import honest_ai_action
 from gameplay.core.learning.network import slim_state
 from gameplay.core.learning.value import features, swap_sides
 from gameplay.core.matches.players import make_player
@@ -37,6 +41,7 @@ def self_play_rows(engine, deck_a: list[str], deck_b: list[str], *, seed: int, l
     cut). From turn 2 on, a position is recorded at the first priority of each turn (where a cut
     rollout is scored) and of each main phase."""
     game = engine.new_game(deck_a, deck_b, seed=seed)
+    rng = random.Random(seed)  # the honest copies the engine's AIs decide on
     rows, seen = [], set()
     for seat in _turns(game, max_decisions):
         if game.turn >= 2 and game.prompt().get("type") == "Priority":
@@ -48,7 +53,7 @@ def self_play_rows(engine, deck_a: list[str], deck_b: list[str], *, seed: int, l
                 evals = {s: game.evaluate(s) for s in (0, 1)}
                 for s in (0, 1):
                     rows.append({"x": features(state, s, evals[s]), "seat": s, "turn": game.turn, "phase": game.phase})
-        action = game.ai_action(seat, levels[seat]) or game.legal_actions(seat)[0]
+        action = honest_ai_action(game, seat, levels[seat], rng) or game.legal_actions(seat)[0]
         game.apply(seat, action)
     winner = (game.result() or {}).get("winner") if game.is_over() else None
     if winner is None:
@@ -94,6 +99,7 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
     features from the seat's side, from the other's], "turn", "won": 1/0}``. None when the game is drawn or cut."""
     game = engine.new_game(deck_a, deck_b, seed=seed)
     searchers = {s: make_player(level, seed=seed * 2 + s) for s, level in enumerate(levels) if level.startswith("search")}
+    rng = random.Random(seed)  # the honest copies the engine's AIs decide on
     records = []
     for seat in _turns(game, max_decisions):
         legal = game.legal_actions(seat)
@@ -111,7 +117,7 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
                 visits = [counts.get(a.key, 0) for a in offered]
                 visits = visits if sum(visits) else None
         else:
-            action = game.ai_action(seat, levels[seat])
+            action = honest_ai_action(game, seat, levels[seat], rng)
         if imitate in (None, levels[seat]):
             lookup = ObjectLookup(game)
             keys = [signature(a, lookup) for a in offered]

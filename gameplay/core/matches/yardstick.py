@@ -94,6 +94,9 @@ def play(engine, job: dict, player: str, cards: dict[str, list]) -> dict:
     stats = getattr(ours.player, "stats", None)
     if stats:
         out["ours_stats"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}
+    for side, who in (("ours", ours.player), ("opponent", theirs)):
+        if getattr(who, "honest", None) is not None:  # AI decisions on honest copies, and the counted fallbacks
+            out[f"{side}_honest"] = who.honest.to_dict()
     if error:
         out["error"] = error
     return out
