@@ -85,7 +85,9 @@ def missing_paths(page: Path, root: Path, top: set[str], names: set[str]) -> lis
             if word not in names:
                 missing.append(word)
         elif not any((base / word).exists() for base in (root, page.parent)):
-            missing.append(word)
+            # a path beside the repository (``../shared/data``, read from its root) is not one of the repo's
+            if (root / word).resolve().is_relative_to(root.resolve()):
+                missing.append(word)
     return missing
 
 
