@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -38,6 +39,10 @@ FAST_RECOVERY = {
     "CELERY_VISIBILITY_TIMEOUT": "6",
     "CELERY_UNACKED_RESTORE_INTERVAL": "1",
 }
+
+
+# a worker's log line about one of the recovery sweeps it queues every MTG_JOB_SWEEP_SECONDS (mtgsite/recovery.py)
+_SWEEP_LINE = re.compile(r"Task \w+\.recover_\w+\[")
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
@@ -216,11 +221,15 @@ class Served:
         except subprocess.TimeoutExpired:
             self.kill9()
 
-    def tail(self, n: int = 4000) -> str:
+    def tail(self, n: int = 4000, skip: re.Pattern | None = None) -> str:
+        """The last ``n`` characters of its log, without the lines ``skip`` matches."""
         try:
-            return self.log_path.read_text(errors="replace")[-n:]
+            text = self.log_path.read_text(errors="replace")
         except OSError:
             return ""
+        if skip is not None:
+            text = "".join(line for line in text.splitlines(keepends=True) if not skip.search(line))
+        return text[-n:]
 
 
 def kill_worker(w: Served) -> str:
@@ -267,7 +276,7 @@ def served(tmp_path):
     yield start
     for proc in started:
         proc.stop()
-        print(f"--- {proc.name} ---\n{proc.tail(3000)}")
+        print(f"--- {proc.name} (its periodic recovery sweeps left out) ---\n{proc.tail(3000, skip=_SWEEP_LINE)}")
 
 
 def record(fault: str, **counts) -> None:

@@ -459,19 +459,27 @@ def revealed_ids(st: dict) -> set[int]:
     return revealed
 
 
-def determinize(state: dict, observer: int, rng: random.Random) -> dict:
+def determinize(state: dict | str, observer: int, rng: random.Random) -> dict:
     """A copy of ``state`` with what ``observer`` cannot see re-dealt at random.
 
     The opponent's hand is redrawn from their hand + library (the same number of cards), each
     library is shuffled, and the engine's random seed is replaced, so a search over this state
     cannot peek at hidden cards. Cards the opponent revealed stay in their hand. The result depends
     only on what ``observer`` can see and ``rng``: the unseen cards are sorted before they are dealt.
+
+    Copy on write: the result shares with ``state`` every part it does not change (the objects that
+    stay where they were, the battlefield, the stack...); only the players, the objects moved and the
+    containers holding them are new, so ``state`` is never changed and many copies of one parsed
+    state cost little (an ensemble deals k of them per decision). Treat the result as read-only
+    (``json.dumps`` it, or ``PhaseEngine.load`` it).
     """
-    full = json.loads(json.dumps(state)) if not isinstance(state, str) else json.loads(state)
-    st = full["state"]
-    objects = st["objects"]
+    full = json.loads(state) if isinstance(state, str) else state
+    st = dict(full["state"])
+    objects = dict(st["objects"])
     revealed = revealed_ids(st)
+    players = []
     for p in st["players"]:
+        p = dict(p)
         library = list(p.get("library") or [])
         if p["id"] != observer:
             hand = list(p.get("hand") or [])
@@ -481,18 +489,19 @@ def determinize(state: dict, observer: int, rng: random.Random) -> dict:
             rng.shuffle(pool)
             new_hand = keep + pool[: len(hand) - len(keep)]
             new_library = pool[len(hand) - len(keep):]
-            for oid in new_hand:
-                objects[str(oid)]["zone"] = "Hand"
-            for oid in new_library:
-                objects[str(oid)]["zone"] = "Library"
+            for zone, ids in (("Hand", new_hand), ("Library", new_library)):
+                for oid in ids:
+                    obj = objects[str(oid)]
+                    if obj.get("zone") != zone:
+                        objects[str(oid)] = dict(obj, zone=zone)
             p["hand"], p["library"] = new_hand, new_library
         else:
             library.sort()
             rng.shuffle(library)
             p["library"] = library
-    st["rng_seed"] = rng.getrandbits(63)
-    st["rng_word_pos"] = 0
-    return full
+        players.append(p)
+    st.update(objects=objects, players=players, rng_seed=rng.getrandbits(63), rng_word_pos=0)
+    return dict(full, state=st)
 
 
 class PhaseEngine:

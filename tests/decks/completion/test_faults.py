@@ -35,12 +35,21 @@ def slow_job(seed: int) -> CompletionJob:
     return job
 
 
+def sampling(job: CompletionJob) -> bool:
+    """True once the worker is sampling ``job``; a job that ended before anyone could kill it fails the test at once,
+    with its row (a job that never starts says so after the wait's timeout)."""
+    row = CompletionJob.objects.get(pk=job.pk)
+    if row.status in ("done", "failed"):
+        raise AssertionError(f"the job ended before it could be killed: status {row.status}, attempts {row.attempts}, "
+                             f"worker {row.worker!r}, error {row.error!r}")
+    return row.status == "running" and row.progress > 0
+
+
 def test_a_completion_survives_its_worker_killed_mid_batch(model_env, private_services, served, tmp_path):
     w = worker(tmp_path)
     served(w)
     job = slow_job(seed=5)
-    wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status="running", progress__gt=0).exists(), 120,
-               "the job sampling")
+    wait_until(lambda: sampling(job), 120, "the job sampling")
     what, killed_at = kill_worker(w), time.monotonic()
     assert CompletionJob.objects.get(pk=job.pk).status == "running"  # what the dead worker left
 
@@ -64,8 +73,7 @@ def test_a_completion_out_of_runs_fails_with_the_reason(model_env, private_servi
     served(w)
     job = slow_job(seed=6)
     CompletionJob.objects.filter(pk=job.pk).update(attempts=settings.MTG_JOB_MAX_ATTEMPTS - 1)
-    wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status="running", progress__gt=0).exists(), 120,
-               "the job sampling")
+    wait_until(lambda: sampling(job), 120, "the job sampling")
     what, killed_at = kill_worker(w), time.monotonic()
     served(worker(tmp_path, "worker2"))
     row = wait_until(lambda: CompletionJob.objects.filter(pk=job.pk, status__in=("done", "failed")).first(), 60,

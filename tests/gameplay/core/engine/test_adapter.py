@@ -198,6 +198,7 @@ def test_determinize_keeps_counts_and_redeals_hidden_cards(engine):
     for seat in (0, 1):
         game.apply(seat, game.legal_actions(seat)[0])
     state = game.state()
+    before = json.dumps(state, sort_keys=True)
     changed = 0
     for i in range(5):
         d = determinize(state, 0, random.Random(i))
@@ -209,6 +210,8 @@ def test_determinize_keeps_counts_and_redeals_hidden_cards(engine):
         clone = engine.load(d)
         assert all(clone.state()["state"]["objects"][str(o)]["zone"] == "Hand" for o in p_new["hand"])
     assert changed >= 4
+    assert json.dumps(state, sort_keys=True) == before  # copy on write: the state dealt from is never changed
+    assert determinize(before, 0, random.Random(2)) == determinize(state, 0, random.Random(2))  # from its text too
     # where the unseen cards really are (which in hand, the libraries' order) changes nothing
     moved = json.loads(json.dumps(state))
     opp = moved["state"]["players"][1]
