@@ -79,6 +79,8 @@ def named_ids(data) -> set[int]:
         for item in data:
             out |= named_ids(item)
     elif isinstance(data, dict):
+        if data.get("type") == "Player":
+            return out  # {"type": "Player", "data": 1}: an attack's or a target's player (a seat), not an object
         for key, value in data.items():
             if key not in _NOT_IDS:
                 out |= named_ids(value)

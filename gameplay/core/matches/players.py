@@ -21,6 +21,7 @@ from gameplay.core.learning import active
 from gameplay.core.learning.network import evaluator_at
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig
+from gameplay.core.search.ensemble import EnsembleConfig, EnsembleStats, ensemble_vote
 
 
 class Player(Protocol):
@@ -70,6 +71,33 @@ class EnginePlayer:
         if action is None:  # the AI gave up on a prompt: take the first legal action
             return game.legal_actions(seat)[0]
         return action
+
+
+class EnsemblePlayer:
+    """The engine's AI asked on ``copies`` honest copies of each decision, the action most of them chose
+    (``gameplay.core.search.ensemble``). Spec ``ensemble:<Level>:<copies>`` (``ensemble`` alone:
+    ``ensemble:VeryHard:8``); ``stats`` counts unanimous and split decisions, fallbacks and cut-off calls."""
+
+    def __init__(self, level: str = "VeryHard", copies: int = 8, seed: int = 0, **config):
+        self.config = EnsembleConfig(level=level, copies=copies, settle=min(copies, config.pop("settle", 4)),
+                                     **config)
+        self.name = self.config.name
+        self.rng = random.Random(seed)
+        self.stats = EnsembleStats()
+        self.last = None
+
+    def choose(self, game: Game, seat: int) -> Action:
+        self.last = ensemble_vote(game, seat, self.config, self.rng, stats=self.stats)
+        return self.last.action or game.legal_actions(seat)[0]
+
+
+def _ensemble_player(arg: str, seed: int) -> EnsemblePlayer:
+    level, _, copies = (arg or "VeryHard").partition(":")
+    try:
+        k = int(copies or 8)
+    except ValueError:
+        raise ValueError(f"ensemble copies must be a whole number, not {copies!r}") from None
+    return EnsemblePlayer(level or "VeryHard", k, seed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,14 +297,15 @@ def _search_player(arg: str, seed: int) -> SearchPlayer:
 FACTORIES: dict[str, Callable[[str, int], Player]] = {
     "random": lambda arg, seed: RandomPlayer(seed),
     "engine": lambda arg, seed: EnginePlayer(arg or "Medium", seed),
+    "ensemble": _ensemble_player,
     "search": _search_player,
     "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else (active.network() or evaluator_at(SHIPPED_NET))),
 }
 
 
 def make_player(spec: str, seed: int = 0) -> Player:
-    """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``search:default``; the peeking bench
-    reference ``engine:VeryHard!peek``)."""
+    """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``ensemble:VeryHard:8``,
+    ``search:default``; the peeking bench reference ``engine:VeryHard!peek``)."""
     kind, _, arg = (spec or "").partition(":")
     factory = FACTORIES.get(kind)
     if factory is None:

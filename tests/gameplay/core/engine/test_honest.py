@@ -13,6 +13,7 @@ import pytest
 from gameplay.core.engine import honest
 from gameplay.core.engine.adapter import BadState, determinize
 from gameplay.core.matches.players import EnginePlayer, SearchPlayer, make_player
+from gameplay.core.search.ensemble import EnsembleConfig, ensemble_vote
 from gameplay.core.search.advisor import recommend
 from gameplay.core.search.base import Budget, SearchConfig
 from gameplay.core.search.pruning import prune_actions
@@ -60,6 +61,17 @@ def test_the_engine_opponent_decides_on_what_its_seat_sees(engine, decisions):
     for state, moved in decisions:
         choices = [EnginePlayer("Medium", seed=7).choose(engine.load(s), AI).key for s in (state, moved)]
         assert choices[0] == choices[1]
+
+
+def test_the_ensemble_decides_on_what_its_seat_sees(engine, decisions):
+    """Its copies are dealt from what the seat sees: the same votes, copy for copy, whatever the hidden cards."""
+    config = EnsembleConfig(level="Medium", copies=3, settle=3)
+    for state, moved in decisions[:4]:
+        votes = [ensemble_vote(engine.load(s), AI, config, random.Random(11)) for s in (state, moved)]
+        assert votes[0].action.key == votes[1].action.key
+        assert votes[0].ballots == votes[1].ballots and votes[0].copies == votes[1].copies
+        assert make_player("ensemble:Medium:3", seed=6).choose(engine.load(state), AI).key == \
+            make_player("ensemble:Medium:3", seed=6).choose(engine.load(moved), AI).key
 
 
 def test_the_search_player_and_its_deference_decide_on_what_its_seat_sees(engine, decisions):

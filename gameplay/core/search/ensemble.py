@@ -1,0 +1,276 @@
+"""The ensemble: the engine's own search asked on k honest copies of a decision, its choice taken by vote.
+
+phase-python 0.103's AI at a level (``Game.choose_action``) is a depth-limited beam / alpha-beta search with
+rollouts that picks by a softmax at temperature 0.3 over its scored actions, drawn from a generator seeded with
+the state's ``rng_seed``: about a fifth of VeryHard's choices flip with the seed alone (docs/game-advice.md). The
+ensemble asks it on ``copies`` honest copies of what the seat can see (``determinize``: the other hand and both
+libraries re-dealt, a fresh engine seed each: perfect-information Monte Carlo, as GIB did for bridge, and the
+ensemble determinization Cowling, Ward & Powley found best for Magic), and takes the action most copies chose.
+That removes the temperature's noise and averages over the hidden cards.
+
+It spends copies where they matter: the copies are asked ``workers`` at a time (the engine releases the GIL
+while it searches, so threads use every core); it stops once ``settle`` copies all agree, or once the leader
+cannot be caught by the copies left; ties go to the engine's evaluation of the position after each tied
+action. Equivalent actions (two copies of one card in hand) are one candidate (``search.pruning.signature``).
+
+Copies are dealt copy-on-write from the one state read per decision (``determinize``) and loaded from that.
+A copy the engine refuses (it cannot read back some states it wrote) is counted; when the first copy is
+refused the decision falls back to one call on the real game, counted with its reason (``EnsembleStats``),
+never silent. A copy's choice that names a card the seat cannot see is discarded and counted. A call that
+ran into the engine's 1.5 s wall-clock cap (a loaded machine makes the search shallower) is counted as cut off.
+
+Pure: no Django; imports the engine adapter, ``engine.honest`` and ``search.pruning`` only.
+"""
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from gameplay.core.engine.adapter import ENGINE_LEVELS, Action, EngineError, Game, determinize
+from gameplay.core.engine.honest import hidden_ids, named_ids
+from gameplay.core.search.pruning import ObjectLookup, signature
+
+# phase-ai's levels stop their search after 1.5 s of wall-clock time; a call at least this long was cut off
+ENGINE_CAP_SECONDS = 1.45
+
+
+@dataclass(frozen=True)
+class EnsembleConfig:
+    """How many copies, at which engine level, and when to stop early."""
+
+    level: str = "VeryHard"     # the engine AI asked on each copy
+    copies: int = 8             # at most this many honest copies a decision
+    settle: int = 4             # stop once this many copies all chose the same action
+    workers: int = 2            # copies asked at once (threads: the engine's search releases the GIL)
+
+    def __post_init__(self):
+        if self.level not in ENGINE_LEVELS:
+            raise ValueError(f"level must be one of {', '.join(ENGINE_LEVELS)}, not {self.level!r}")
+        if self.copies < 1 or self.settle < 1 or self.workers < 1:
+            raise ValueError("copies, settle and workers must be at least 1")
+
+    @property
+    def name(self) -> str:
+        return f"ensemble:{self.level}:{self.copies}"
+
+
+@dataclass
+class Vote:
+    """One decision's ensemble: the chosen action (of the real game), each candidate's votes, and what it cost."""
+
+    action: Action | None
+    ballots: list[dict]                 # per candidate, most votes first: label, key, votes, share
+    copies: int = 0                     # copies whose choice counted
+    forced: bool = False                # one distinct action: nothing asked
+    fallback: str | None = None         # why the real game decided (no copy could be loaded), else None
+    refused: int = 0                    # copies the engine would not load
+    discarded: int = 0                  # choices naming a card the seat cannot see
+    cut_off: int = 0                    # engine calls that hit its wall-clock cap
+    tie_break: bool = False             # the leaders tied and the engine's evaluation chose
+    seconds: float = 0.0                # wall clock
+    engine_seconds: float = 0.0         # summed wall clock of the engine's calls (its work over all threads)
+    states: list[dict] = field(default_factory=list, repr=False)  # the copies asked (a search may reuse them)
+
+    @property
+    def split(self) -> bool:
+        """More than one candidate got votes: the copies disagree, so the decision is worth searching."""
+        return sum(1 for b in self.ballots if b["votes"]) > 1
+
+    def share(self, key: str) -> float:
+        return next((b["share"] for b in self.ballots if b["key"] == key), 0.0)
+
+    def to_dict(self) -> dict:
+        return {"action": self.action.to_dict() if self.action else None, "ballots": [dict(b) for b in self.ballots],
+                "copies": self.copies, "forced": self.forced, "split": self.split, "fallback": self.fallback,
+                "refused": self.refused, "discarded": self.discarded, "cut_off": self.cut_off,
+                "tie_break": self.tie_break, "seconds": round(self.seconds, 4),
+                "engine_seconds": round(self.engine_seconds, 4)}
+
+
+@dataclass
+class EnsembleStats:
+    """Totals over one caller's decisions (what a bench or a game's advice reports)."""
+
+    decisions: int = 0
+    forced: int = 0
+    unanimous: int = 0
+    split: int = 0
+    copies: int = 0
+    fallbacks: int = 0
+    refused: int = 0
+    discarded: int = 0
+    cut_off: int = 0
+    tie_breaks: int = 0
+    reasons: Counter = field(default_factory=Counter)
+
+    def add(self, vote: Vote) -> None:
+        self.decisions += 1
+        if vote.forced:
+            self.forced += 1
+            return
+        self.copies += vote.copies
+        self.refused += vote.refused
+        self.discarded += vote.discarded
+        self.cut_off += vote.cut_off
+        self.tie_breaks += vote.tie_break
+        if vote.fallback:
+            self.fallbacks += 1
+            self.reasons[vote.fallback[:80]] += 1
+        elif vote.split:
+            self.split += 1
+        else:
+            self.unanimous += 1
+
+    def to_dict(self) -> dict:
+        out = {k: getattr(self, k) for k in ("decisions", "forced", "unanimous", "split", "copies", "fallbacks",
+                                             "refused", "discarded", "cut_off", "tie_breaks")}
+        out["reasons"] = dict(self.reasons)
+        return out
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    with _pools_lock:
+        pool = _pools.get(workers)
+        if pool is None:
+            pool = _pools[workers] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ensemble")
+        return pool
+
+
+def _ask(engine, state: dict, seat: int, level: str, seed: int) -> tuple:
+    """One copy: dealt from ``state`` with ``seed``, loaded, asked. Returns (copy state, choice or None,
+    seconds of the engine's call) or (None, the EngineError, 0.0) when the engine refuses the copy."""
+    copy = determinize(state, seat, random.Random(seed))
+    try:
+        game = engine.load(copy)
+        started = time.perf_counter()
+        chosen = game.ai_action(seat, level)
+        return copy, chosen, time.perf_counter() - started
+    except EngineError as exc:
+        return None, exc, 0.0
+
+
+def _candidates(game: Game, legal: list[Action]) -> tuple[ObjectLookup, dict[str, Action], dict[str, str]]:
+    """The position's distinct actions: signature -> the first listed action, and each action key -> signature."""
+    lookup = ObjectLookup(game)
+    by_sig: dict[str, Action] = {}
+    sig_of: dict[str, str] = {}
+    for action in legal:
+        sig = signature(action, lookup)
+        by_sig.setdefault(sig, action)
+        sig_of[action.key] = sig
+    return lookup, by_sig, sig_of
+
+
+def _tie_break(engine, state: dict, seat: int, tied: list[Action]) -> Action:
+    """The tied action after which the engine's evaluation of ``state`` (a copy) is best for ``seat``."""
+    best, best_value = tied[0], None
+    for action in tied:
+        try:
+            copy = engine.load(state)
+            copy.apply(seat, copy.engine_action(seat, json.loads(action.key)))
+            value = copy.evaluate(seat)
+        except (EngineError, ValueError, TypeError):
+            continue
+        if best_value is None or value > best_value:
+            best, best_value = action, value
+    return best
+
+
+def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Random, *,
+                  stats: EnsembleStats | None = None, legal: list[Action] | None = None) -> Vote:
+    """The ensemble's choice for ``seat`` in ``game`` (never changed): see the module's docstring. ``rng`` deals
+    the copies (``config.copies`` seeds are drawn from it whatever the early stop, so a caller's stream does not
+    depend on how the votes fell). ``stats`` adds this decision to a caller's totals."""
+    started = time.perf_counter()
+    legal = legal if legal is not None else game.legal_actions(seat)
+    seeds = [rng.getrandbits(63) for _ in range(config.copies)]
+    lookup, by_sig, sig_of = _candidates(game, legal) if len(legal) > 1 else (None, {}, {})
+    if len(legal) <= 1 or len(by_sig) == 1:
+        action = legal[0] if legal else None
+        vote = Vote(action, [{"key": action.key, "label": action.label, "votes": 0, "share": 1.0}] if action else [],
+                    forced=True, seconds=time.perf_counter() - started)
+        if stats is not None:
+            stats.add(vote)
+        return vote
+    engine = game.engine
+    state = game.state()
+    hidden = hidden_ids(state, seat)
+    votes: Counter = Counter()
+    first_choice: dict[str, Action] = {}  # signature -> the real game's action the copies named first
+    vote = Vote(None, [])
+    pool = _pool(config.workers)
+    asked = 0
+    while asked < config.copies:
+        batch = seeds[asked:asked + config.workers]
+        asked += len(batch)
+        for copy, chosen, seconds in pool.map(lambda s: _ask(engine, state, seat, config.level, s), batch):
+            if copy is None:
+                vote.refused += 1
+                continue
+            vote.states.append(copy)
+            vote.engine_seconds += seconds
+            vote.cut_off += seconds >= ENGINE_CAP_SECONDS
+            action = _to_real(game, seat, chosen, legal, hidden)
+            if action is None:
+                vote.discarded += chosen is not None
+                continue
+            sig = sig_of.get(action.key) or signature(action, lookup)
+            votes[sig] += 1
+            first_choice.setdefault(sig, action)
+        if not vote.states:
+            break  # the first copies were refused: the others would be too (the state, not the deal)
+        ranked = votes.most_common()
+        counted = sum(votes.values())
+        if ranked and len(ranked) == 1 and counted >= config.settle:
+            break
+        if len(ranked) >= 2 and ranked[0][1] - ranked[1][1] > config.copies - asked:
+            break
+    vote.copies = sum(votes.values())
+    if not votes:
+        reason = "no copy could be loaded" if not vote.states else "no copy's choice could be played"
+        vote.fallback = reason
+        vote.action = game.ai_action(seat, config.level) or legal[0]
+        votes[sig_of.get(vote.action.key) or signature(vote.action, lookup)] = 0
+        first_choice.setdefault(next(iter(votes)), vote.action)
+    else:
+        top = votes.most_common(1)[0][1]
+        tied = [first_choice[s] for s, n in votes.items() if n == top]
+        vote.action = tied[0] if len(tied) == 1 else _tie_break(engine, vote.states[0], seat, tied)
+        vote.tie_break = len(tied) > 1
+    total = max(1, vote.copies)
+    ballots = [{"key": first_choice.get(s, by_sig.get(s)).key, "label": first_choice.get(s, by_sig.get(s)).label,
+                "votes": n, "share": round(n / total, 4)} for s, n in votes.most_common()]
+    named = {b["key"] for b in ballots}
+    ballots += [{"key": a.key, "label": a.label, "votes": 0, "share": 0.0} for s, a in by_sig.items()
+                if s not in votes and a.key not in named]
+    vote.ballots = ballots
+    vote.seconds = time.perf_counter() - started
+    if stats is not None:
+        stats.add(vote)
+    return vote
+
+
+def _to_real(game: Game, seat: int, chosen: Action | None, legal: list[Action], hidden: set[int]) -> Action | None:
+    """A copy's choice as the real game's action: the offered action with the same key, else (the AI chooses among
+    more than the listed actions: a four-creature attack) the same action read by the real game. None for no
+    choice, a choice naming a card the seat cannot see, or one the real game will not read."""
+    if chosen is None:
+        return None
+    offered = next((a for a in legal if a.key == chosen.key), None)
+    if offered is not None:
+        return offered
+    if named_ids(chosen.data) & hidden:
+        return None
+    try:
+        return game.engine_action(seat, json.loads(chosen.key))
+    except (EngineError, ValueError):
+        return None
