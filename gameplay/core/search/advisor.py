@@ -1,4 +1,21 @@
-"""The advisor's entry point: ``recommend(game, seat, algorithm=..., budget=...)``, and the levels.
+"""The advisor's entry points: ``advise(game, seat, level)`` by a level's name, ``recommend(game, seat,
+algorithm=..., budget=...)`` for one search, and the levels.
+
+The advisor's levels are named by what they do (``advice_levels()``; ``DEFAULT_LEVEL`` is the first):
+
+- ``vote`` (the default): the ensemble (``gameplay.core.search.ensemble``) of the engine's VeryHard search asked on
+  honest copies of the decision (what the seat can see, the rest re-dealt, a fresh engine seed each), the action
+  most copies chose; a wall budget caps the copies asked (``VOTE_LEVELS``);
+- ``vote+search``: the same vote, then, only where the copies split, the MCTS/PUCT search (with the active
+  network when there is one) over the actions the copies chose, on the very copies the vote asked
+  (``Vote.states`` as the search's determinizations); the vote's winner is the default it must beat;
+- ``search:<name>``: one search at a ``LEVELS`` setting (``search:default`` was the advisor's default before the
+  ensemble; the bare names, ``default``, ``fast``..., still work).
+
+Each action's share of the vote stands in the answer's ``alternatives`` beside the search's values where it
+ran; the win estimate is the search's value, else the engine's evaluation of the position averaged over the
+vote's honest copies (squashed, ``win_probability``). Where no copy loads, the vote was the counted fallback on the real game and
+the answer says so (``stats["vote"]["fallback"]``).
 
 ``recommend`` answers which action ``seat`` should take now, the expected line, a win estimate and
 the alternatives: a forced decision at once, otherwise one search (``gameplay.core.search``: flat
@@ -16,10 +33,14 @@ play page's advisor (streams ``on_progress``), the search players and the benche
 """
 from __future__ import annotations
 
+import json
+import random
 import time
+from dataclasses import dataclass
 from typing import Callable
 
-from gameplay.core.engine.adapter import Action, EngineError, Game, IllegalAction
+from gameplay.core.engine.adapter import Action, EngineError, Game, IllegalAction, determinize
+from gameplay.core.search.ensemble import EnsembleConfig, EnsembleStats, Vote, ensemble_vote
 from gameplay.core.search.parallel import recommend_parallel
 from gameplay.core.search.pruning import prune_actions
 from gameplay.core.search.algorithms import ALGORITHMS, make_search
@@ -63,6 +84,48 @@ LEVELS: dict[str, dict] = {
 }
 
 
+
+@dataclass(frozen=True)
+class VoteLevel:
+    """An advisor level built on the ensemble: the vote's settings, and the ``LEVELS`` search run where it splits."""
+
+    ensemble: EnsembleConfig
+    search: str | None = None   # a LEVELS name: its algorithm, budget and knobs, on the vote's copies; None: never
+    about: str = ""
+
+
+# The vote's wall budget: no new batch of copies starts once the slowest batch so far would overrun it, so a
+# decision takes about this long at most plus one batch (two VeryHard calls on two threads; each stops at the
+# engine's 1.5 s cap). bench/game_speed.py measures it (docs/game-advice.md has the figures).
+VOTE_SECONDS = 1.5
+_VOTE = EnsembleConfig(level="VeryHard", copies=8, settle=4, workers=2, seconds=VOTE_SECONDS)
+VOTE_LEVELS: dict[str, VoteLevel] = {
+    "vote": VoteLevel(_VOTE, None, "the engine's VeryHard search on up to 8 honest copies, the action most chose"),
+    "vote+search": VoteLevel(_VOTE, "default", "the vote, then MCTS over the actions the copies chose where they "
+                                               "split, on the same copies"),
+}
+DEFAULT_LEVEL = "vote"
+SEARCH_PREFIX = "search:"
+
+
+def advice_levels() -> tuple[str, ...]:
+    """The advisor's levels by name, the default first: the ensemble's, then ``search:<LEVELS name>``."""
+    return (*VOTE_LEVELS, *(f"{SEARCH_PREFIX}{name}" for name in LEVELS))
+
+
+def resolve_level(level: str | None) -> tuple[str, str]:
+    """``(kind, name)`` of an advisor level: ``("vote", a VOTE_LEVELS name)`` or ``("search", a LEVELS name)``.
+    None is ``DEFAULT_LEVEL``; a bare ``LEVELS`` name (``default``, ``fast``) is that search. ValueError else."""
+    level = DEFAULT_LEVEL if level is None else level
+    if isinstance(level, str):
+        if level in VOTE_LEVELS:
+            return "vote", level
+        name = level[len(SEARCH_PREFIX):] if level.startswith(SEARCH_PREFIX) else level
+        if name in LEVELS:
+            return "search", name
+    raise ValueError(f"unknown level {level!r}; choose one of {', '.join(advice_levels())}")
+
+
 def level_spec(level: str) -> dict:
     """A level's settings as plain JSON (what the benches write beside their figures)."""
     spec = LEVELS[level]
@@ -83,7 +146,8 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
               workers: int = 1, on_progress: Callable[[Recommendation], None] | None = None,
               config: SearchConfig | None = None, hint: Action | None = None,
               include: list[Action] | None = None, spread=None, evaluator: Evaluator | None = None,
-              leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None
+              leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None,
+              determinizations: list[dict] | None = None, candidates: list[Action] | None = None
               ) -> Recommendation:
     """The best action for ``seat`` now, the expected line, a win estimate and the alternatives.
 
@@ -97,7 +161,9 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
     that starts part payloads elsewhere, e.g. on Celery workers; see ``gameplay.core.search.parallel``).
     ``evaluator``: the policy/value network to search with (None: none); ``leaf_model``: what returns the value
     model (needed by ``config.leaf == "learned"``); ``load_evaluator``: how a worker process loads ``evaluator``
-    from its path (needed with ``evaluator`` and ``workers > 1``).
+    from its path (needed with ``evaluator`` and ``workers > 1``). ``determinizations``: the copies to search on
+    (an ensemble vote's ``Vote.states``; the search then runs here, on exactly those, whatever ``workers``);
+    ``candidates``: the root actions to weigh (default: every distinct legal action).
     """
     start = time.perf_counter()
     if algorithm not in ALGORITHMS:
@@ -108,23 +174,143 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
     legal = game.legal_actions(seat)
     if not legal:
         raise IllegalAction(f"seat {seat} has no decision to make now")
-    if len(legal) == 1 or len(actions := prune_actions(game, legal)) == 1:
+    if candidates is not None:
+        actions = list(candidates) or legal[:1]
+    else:
+        actions = legal if len(legal) == 1 else prune_actions(game, legal)
+    if len(actions) == 1:
         # nothing to search; the estimate is the engine's evaluation of the position as it stands
         try:
             estimate = win_probability(game.evaluate(seat))
         except EngineError:
             estimate = 0.5
-        rec = forced_recommendation(legal[0], start, algorithm, estimate)
+        rec = forced_recommendation(actions[0] if candidates is not None else legal[0], start, algorithm, estimate)
         if on_progress is not None:
             on_progress(rec)
         return rec
-    if workers and workers > 1:
+    if workers and workers > 1 and not determinizations:
         return recommend_parallel(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
                                   on_progress=on_progress, config=config, hint=hint, actions=actions, start=start,
                                   include=include, spread=spread, evaluator=evaluator, leaf_model=leaf_model,
                                   load_evaluator=load_evaluator)
     search = make_search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
                          on_progress=on_progress, hint=hint, actions=actions, include=include, evaluator=evaluator,
-                         leaf_model=leaf_model)
+                         leaf_model=leaf_model, determinizations=determinizations)
     search.start = start
     return search.run()
+
+
+def advise(game: Game, seat: int, level: str | None = None, *, seed: int = 0,
+           on_progress: Callable[[Recommendation], None] | None = None, stats: EnsembleStats | None = None,
+           algorithm: str | None = None, budget: Budget | None = None, config: SearchConfig | None = None,
+           workers: int = 1, spread=None, evaluator: Evaluator | None = None,
+           leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None) -> Recommendation:
+    """The advisor's answer for ``seat`` at ``level`` (an ``advice_levels()`` name; None: ``DEFAULT_LEVEL``).
+
+    A ``search:`` level is one ``recommend`` at that ``LEVELS`` setting (``algorithm``/``budget``/``config``
+    replace the level's; ``workers``/``spread`` as there). A vote level runs ``ensemble_vote`` (``stats`` adds the
+    decision to a caller's totals), calling ``on_progress`` after each batch of copies; where the copies split and
+    the level searches, ``recommend`` weighs the actions the copies chose on the vote's own copies, the vote's
+    winner as the default to beat (``algorithm``/``budget``/``config`` replace the search level's). ``game`` is
+    never changed. ValueError for an unknown level.
+    """
+    kind, name = resolve_level(level)
+    models = {"evaluator": evaluator, "leaf_model": leaf_model}
+    if kind == "search":
+        spec = LEVELS[name]
+        return recommend(game, seat, algorithm=algorithm or spec["algorithm"], budget=budget or spec["budget"],
+                         config=config or spec["config"], seed=seed, workers=workers, spread=spread,
+                         on_progress=on_progress, load_evaluator=load_evaluator, **models)
+    return vote_recommend(game, seat, name, seed=seed, on_progress=on_progress, stats=stats, algorithm=algorithm,
+                          budget=budget, config=config, **models)
+
+
+def vote_recommend(game: Game, seat: int, level: str = DEFAULT_LEVEL, *, seed: int = 0,
+                   on_progress: Callable[[Recommendation], None] | None = None, stats: EnsembleStats | None = None,
+                   algorithm: str | None = None, budget: Budget | None = None, config: SearchConfig | None = None,
+                   evaluator: Evaluator | None = None, leaf_model: LeafModelSource | None = None) -> Recommendation:
+    """A ``VOTE_LEVELS`` level's answer (see ``advise``): the vote, and the search where it splits."""
+    start = time.perf_counter()
+    spec = VOTE_LEVELS[level]
+    legal = game.legal_actions(seat)
+    if not legal:
+        raise IllegalAction(f"seat {seat} has no decision to make now")
+    rng = random.Random(seed)
+
+    def batch(vote: Vote):
+        on_progress(_vote_answer(vote, None, level, start, estimate=_position_value(game, seat, vote, rng),
+                                 final=False))
+
+    vote = ensemble_vote(game, seat, spec.ensemble, rng, stats=stats, legal=legal,
+                         on_batch=batch if on_progress is not None else None)
+    searched = None
+    if spec.search and vote.split and vote.states and not vote.fallback:
+        level_ = LEVELS[spec.search]
+        chosen = [_action_of(seat, b) for b in vote.ballots if b["votes"]]
+
+        def progress(rec: Recommendation):
+            if not rec.stats.get("final"):
+                on_progress(_vote_answer(vote, rec, level, start, estimate=None, final=False))
+
+        searched = recommend(game, seat, algorithm=algorithm or level_["algorithm"], budget=budget or level_["budget"],
+                             config=config or level_["config"], seed=seed, hint=vote.action,
+                             on_progress=progress if on_progress is not None else None, evaluator=evaluator,
+                             leaf_model=leaf_model, determinizations=vote.states, candidates=chosen)
+    estimate = None if searched is not None else _position_value(game, seat, vote, rng)
+    rec = _vote_answer(vote, searched, level, start, estimate=estimate, final=True)
+    if on_progress is not None:
+        on_progress(rec)
+    return rec
+
+
+def _action_of(seat: int, ballot: dict) -> Action:
+    """A ballot's action (its key is ``{"type", "data"}``; what a search applies)."""
+    payload = json.loads(ballot["key"])
+    return Action(seat, payload["type"], payload.get("data"), ballot["label"])
+
+
+def _position_value(game: Game, seat: int, vote: Vote, rng: random.Random) -> float:
+    """The engine's evaluation of the position for ``seat``, squashed: its mean over the vote's copies (honest
+    ones, evaluated as they were asked), on a fresh copy for a forced decision, on the real game only where the
+    vote fell back to it; 0.5 when the engine cannot evaluate."""
+    if vote.evaluations:
+        return sum(win_probability(v) for v in vote.evaluations) / len(vote.evaluations)
+    try:
+        if vote.fallback is None:
+            return win_probability(game.engine.load(determinize(game.state(), seat, rng)).evaluate(seat))
+        return win_probability(game.evaluate(seat))
+    except EngineError:
+        return 0.5
+
+
+def _vote_answer(vote: Vote, searched: Recommendation | None, level: str, start: float, *,
+                 estimate: float | None, final: bool) -> Recommendation:
+    """The Recommendation of a vote (and of the search on its copies, where it ran): each candidate's share of the
+    vote beside the search's visits and value; ``stats["vote"]`` says how the vote went."""
+    search_rows = {a["key"]: a for a in (searched.alternatives if searched is not None else [])}
+    action = searched.action if searched is not None else vote.action
+    rows = []
+    for b in vote.ballots:
+        row = {"label": b["label"], "key": b["key"], "votes": b["votes"], "share": b["share"],
+               "visits": None, "value": None}
+        found = search_rows.get(b["key"])
+        if found is not None:
+            row.update(visits=found.get("visits"), value=found.get("value"))
+        rows.append(row)
+    rows.sort(key=lambda r: r["key"] != action.key)  # the recommended action first, then by votes
+    summary = vote.to_dict()
+    summary.pop("action", None)
+    summary.update(level=level, engine_level=VOTE_LEVELS[level].ensemble.level, copies_dealt=len(vote.states),
+                   max_copies=VOTE_LEVELS[level].ensemble.copies, searched=searched is not None,
+                   search_level=VOTE_LEVELS[level].search)
+    stats = {"vote": summary, "level": level}
+    if searched is not None:
+        stats["search"] = {k: v for k, v in searched.stats.items() if k != "final"}
+    if final:
+        stats["final"] = True
+    win = searched.win_estimate if searched is not None else (estimate if estimate is not None else 0.5)
+    algorithm = f"vote+{searched.algorithm}" if searched is not None else "vote"
+    return Recommendation(action=action, line=list(searched.line) if searched is not None else [action.label],
+                          win_estimate=float(win), alternatives=rows,
+                          simulations=searched.simulations if searched is not None else 0,
+                          elapsed=time.perf_counter() - start, algorithm=algorithm, forced=vote.forced, stats=stats)

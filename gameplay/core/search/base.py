@@ -2,9 +2,10 @@
 
 ``Search`` holds one decision's search: the game snapshotted once, an ensemble of determinizations
 (the opponent's hand and both libraries re-dealt from what ``seat`` cannot see, a new engine seed;
-each re-dealt once), the engine AIs that play both seats in the tree and in rollouts, the leaf value
-(``gameplay.core.search.evaluation``), the root's edges with their statistics per determinization, the engine's
-choice as the prior and the default to beat, progress, and the answer (``Recommendation``). An
+each re-dealt once; or the copies a caller gives, ``determinizations``: an ensemble vote's, so the search
+weighs the actions on the very copies the vote asked), the engine AIs that play both seats in the tree and in
+rollouts, the leaf value (``gameplay.core.search.evaluation``), the root's edges with their statistics per
+determinization, the engine's choice as the prior and the default to beat, progress, and the answer (``Recommendation``). An
 algorithm (``flat``, ``mcts``, ``minimax``) is a subclass that fills in ``_run``: it spends the budget
 adding values to the root edges; how the best edge is picked from them it may refine (``_leader``).
 
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from gameplay.core.engine.adapter import (DIFFICULTIES, GAME_OVER, MAIN_PHASES, Action, EngineError, Game, IllegalAction,
@@ -195,11 +196,13 @@ class Search:
                  config: SearchConfig | None = None, on_progress: Callable[[Recommendation], None] | None = None,
                  hint: Action | None = None, state: dict | None = None, actions: list[Action] | None = None,
                  include: list[Action] | None = None, evaluator: Evaluator | None = None,
-                 leaf_model: LeafModelSource | None = None):
+                 leaf_model: LeafModelSource | None = None, determinizations: list[dict] | None = None):
         self.engine = game.engine
         self.evaluator = evaluator
         self.seat = seat
         self.cfg = config or SearchConfig()
+        if determinizations:  # given copies (an ensemble's): exactly these, simulation i on copy i % len
+            self.cfg = replace(self.cfg, determinizations=len(determinizations))
         if self.cfg.leaf == "learned" and leaf_model is None:
             raise ValueError("leaf='learned' needs the value model: pass leaf_model (e.g. learning.active.value_model)")
         self.leaf_model = leaf_model
@@ -215,7 +218,8 @@ class Search:
         self.actions = actions if actions is not None else prune_actions(game, game.legal_actions(seat))
         self.hint = hint
         self.include = [a for a in (include or []) if a is not None]
-        self.dets: list[dict] = []
+        self.dets: list[dict] = list(determinizations or [])
+        self.given_dets = len(self.dets)  # how many of them the caller gave
         self.simulations = 0
         self.dropped = 0
         self.errors: list[str] = []
@@ -466,6 +470,8 @@ class Search:
                  "budget": self.budget.to_dict(),
                  "prior": next((e.label for e in self.edges if e.key == self.prior_key), None)}
         stats.update(self._stats())
+        if self.given_dets:
+            stats["given_determinizations"] = self.given_dets
         if self.evaluator is not None:
             stats["net"] = {"calls": getattr(self.evaluator, "calls", None),
                             "seconds": round(getattr(self.evaluator, "seconds", 0.0), 3)}

@@ -10,7 +10,8 @@ That removes the temperature's noise and averages over the hidden cards.
 
 It spends copies where they matter: the copies are asked ``workers`` at a time (the engine releases the GIL
 while it searches, so threads use every core); it stops once ``settle`` copies all agree, or once the leader
-cannot be caught by the copies left; ties go to the engine's evaluation of the position after each tied
+cannot be caught by the copies left, or (``EnsembleConfig.seconds``, a wall budget) once another batch as slow
+as the slowest so far would overrun the budget; ties go to the engine's evaluation of the position after each tied
 action. Equivalent actions (two copies of one card in hand) are one candidate (``search.pruning.signature``).
 
 Copies are dealt copy-on-write from the one state read per decision (``determinize``) and loaded from that.
@@ -30,6 +31,7 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Callable
 
 from gameplay.core.engine.adapter import ENGINE_LEVELS, Action, EngineError, Game, determinize
 from gameplay.core.engine.honest import hidden_ids, named_ids
@@ -47,12 +49,15 @@ class EnsembleConfig:
     copies: int = 8             # at most this many honest copies a decision
     settle: int = 4             # stop once this many copies all chose the same action
     workers: int = 2            # copies asked at once (threads: the engine's search releases the GIL)
+    seconds: float | None = None  # wall budget: no new batch starts when the slowest one so far would overrun it
 
     def __post_init__(self):
         if self.level not in ENGINE_LEVELS:
             raise ValueError(f"level must be one of {', '.join(ENGINE_LEVELS)}, not {self.level!r}")
         if self.copies < 1 or self.settle < 1 or self.workers < 1:
             raise ValueError("copies, settle and workers must be at least 1")
+        if self.seconds is not None and self.seconds <= 0:
+            raise ValueError("seconds must be positive (or None: no wall budget)")
 
     @property
     def name(self) -> str:
@@ -73,8 +78,10 @@ class Vote:
     cut_off: int = 0                    # engine calls that hit its wall-clock cap
     tie_break: bool = False             # the leaders tied and the engine's evaluation chose
     seconds: float = 0.0                # wall clock
+    out_of_time: bool = False           # copies were left unasked because of ``EnsembleConfig.seconds``
     engine_seconds: float = 0.0         # summed wall clock of the engine's calls (its work over all threads)
     states: list[dict] = field(default_factory=list, repr=False)  # the copies asked (a search may reuse them)
+    evaluations: list[float] = field(default_factory=list, repr=False)  # the engine's evaluation of each copy
 
     @property
     def split(self) -> bool:
@@ -88,7 +95,7 @@ class Vote:
         return {"action": self.action.to_dict() if self.action else None, "ballots": [dict(b) for b in self.ballots],
                 "copies": self.copies, "forced": self.forced, "split": self.split, "fallback": self.fallback,
                 "refused": self.refused, "discarded": self.discarded, "cut_off": self.cut_off,
-                "tie_break": self.tie_break, "seconds": round(self.seconds, 4),
+                "tie_break": self.tie_break, "out_of_time": self.out_of_time, "seconds": round(self.seconds, 4),
                 "engine_seconds": round(self.engine_seconds, 4)}
 
 
@@ -147,15 +154,20 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 def _ask(engine, state: dict, seat: int, level: str, seed: int) -> tuple:
     """One copy: dealt from ``state`` with ``seed``, loaded, asked. Returns (copy state, choice or None,
-    seconds of the engine's call) or (None, the EngineError, 0.0) when the engine refuses the copy."""
+    seconds of the engine's call, the engine's evaluation of the copy for ``seat`` or None) or (None, the
+    EngineError, 0.0, None) when the engine refuses the copy."""
     copy = determinize(state, seat, random.Random(seed))
     try:
         game = engine.load(copy)
+        try:
+            value = game.evaluate(seat)
+        except EngineError:
+            value = None
         started = time.perf_counter()
         chosen = game.ai_action(seat, level)
-        return copy, chosen, time.perf_counter() - started
+        return copy, chosen, time.perf_counter() - started, value
     except EngineError as exc:
-        return None, exc, 0.0
+        return None, exc, 0.0, None
 
 
 def _candidates(game: Game, legal: list[Action]) -> tuple[ObjectLookup, dict[str, Action], dict[str, str]]:
@@ -185,11 +197,24 @@ def _tie_break(engine, state: dict, seat: int, tied: list[Action]) -> Action:
     return best
 
 
+def _ballots(votes: Counter, first_choice: dict[str, Action], by_sig: dict[str, Action]) -> list[dict]:
+    """Each candidate's votes and share, most votes first, then the candidates no copy chose (share 0)."""
+    total = max(1, sum(votes.values()))
+    ballots = [{"key": first_choice.get(s, by_sig.get(s)).key, "label": first_choice.get(s, by_sig.get(s)).label,
+                "votes": n, "share": round(n / total, 4)} for s, n in votes.most_common()]
+    named = {b["key"] for b in ballots}
+    return ballots + [{"key": a.key, "label": a.label, "votes": 0, "share": 0.0} for s, a in by_sig.items()
+                      if s not in votes and a.key not in named]
+
+
 def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Random, *,
-                  stats: EnsembleStats | None = None, legal: list[Action] | None = None) -> Vote:
+                  stats: EnsembleStats | None = None, legal: list[Action] | None = None,
+                  on_batch: Callable[[Vote], None] | None = None) -> Vote:
     """The ensemble's choice for ``seat`` in ``game`` (never changed): see the module's docstring. ``rng`` deals
     the copies (``config.copies`` seeds are drawn from it whatever the early stop, so a caller's stream does not
-    depend on how the votes fell). ``stats`` adds this decision to a caller's totals."""
+    depend on how the votes fell). ``stats`` adds this decision to a caller's totals. ``on_batch`` is called with
+    the vote so far (``action`` the leader, ``ballots`` the votes counted) after each batch of ``workers`` copies;
+    an exception it raises stops the vote (a caller's cancel)."""
     started = time.perf_counter()
     legal = legal if legal is not None else game.legal_actions(seat)
     seeds = [rng.getrandbits(63) for _ in range(config.copies)]
@@ -209,14 +234,21 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
     vote = Vote(None, [])
     pool = _pool(config.workers)
     asked = 0
+    slowest = 0.0
     while asked < config.copies:
+        if config.seconds is not None and asked and time.perf_counter() - started + slowest > config.seconds:
+            vote.out_of_time = True
+            break
+        batch_started = time.perf_counter()
         batch = seeds[asked:asked + config.workers]
         asked += len(batch)
-        for copy, chosen, seconds in pool.map(lambda s: _ask(engine, state, seat, config.level, s), batch):
+        for copy, chosen, seconds, value in pool.map(lambda s: _ask(engine, state, seat, config.level, s), batch):
             if copy is None:
                 vote.refused += 1
                 continue
             vote.states.append(copy)
+            if value is not None:
+                vote.evaluations.append(value)
             vote.engine_seconds += seconds
             vote.cut_off += seconds >= ENGINE_CAP_SECONDS
             action = _to_real(game, seat, chosen, legal, hidden)
@@ -226,8 +258,15 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
             sig = sig_of.get(action.key) or signature(action, lookup)
             votes[sig] += 1
             first_choice.setdefault(sig, action)
+        slowest = max(slowest, time.perf_counter() - batch_started)
         if not vote.states:
             break  # the first copies were refused: the others would be too (the state, not the deal)
+        if on_batch is not None and votes:
+            vote.copies = sum(votes.values())
+            vote.ballots = _ballots(votes, first_choice, by_sig)
+            vote.action = first_choice[votes.most_common(1)[0][0]]
+            vote.seconds = time.perf_counter() - started
+            on_batch(vote)
         ranked = votes.most_common()
         counted = sum(votes.values())
         if ranked and len(ranked) == 1 and counted >= config.settle:
@@ -246,13 +285,7 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
         tied = [first_choice[s] for s, n in votes.items() if n == top]
         vote.action = tied[0] if len(tied) == 1 else _tie_break(engine, vote.states[0], seat, tied)
         vote.tie_break = len(tied) > 1
-    total = max(1, vote.copies)
-    ballots = [{"key": first_choice.get(s, by_sig.get(s)).key, "label": first_choice.get(s, by_sig.get(s)).label,
-                "votes": n, "share": round(n / total, 4)} for s, n in votes.most_common()]
-    named = {b["key"] for b in ballots}
-    ballots += [{"key": a.key, "label": a.label, "votes": 0, "share": 0.0} for s, a in by_sig.items()
-                if s not in votes and a.key not in named]
-    vote.ballots = ballots
+    vote.ballots = _ballots(votes, first_choice, by_sig)
     vote.seconds = time.perf_counter() - started
     if stats is not None:
         stats.add(vote)
