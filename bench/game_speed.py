@@ -1,13 +1,17 @@
 """Game speed: engine decisions and rollouts per second per core, advice latency, root-parallel scaling.
 
-    python -m bench.game_speed [--positions 12] [--level default] [--procs 1 2 4] [--scaling-seconds 4]
+    python -m bench.game_speed [--positions 12] [--level vote] [--baseline search:default] [--procs 1 2 4]
+        [--scaling-seconds 4] [--parts latency]
 
 - decisions/s: whole games played by the engine's AI at each level (both seats), decisions per
   CPU-second of one process; and the SearchPlayer at --level, its own decisions per CPU-second.
 - rollouts/s: from the sample positions, one simulation = load a determinized copy, apply one root
   action, play on with the rollout policy to the horizon (1 and 2 turns) and evaluate; per CPU-second.
-- advice latency: ``recommend`` at the level's budget on the sample positions (mid-game decisions
-  worth searching: main-phase plays, attacks, blocks), wall-clock p50/p95, plus forced decisions.
+- advice latency: ``advisor.advise`` at --level (default: the advisor's default level, the ``vote``) on the
+  sample positions (mid-game decisions worth searching: main-phase plays, attacks, blocks), wall-clock p50/p95,
+  plus forced decisions; beside it --baseline (``search:default``, the advisor's default before the ensemble)
+  on the same positions, alternating, with the ratios; for a vote level the copies asked, splits, searches,
+  fallbacks and the engine calls cut off at its 1.5 s cap; the load average as it ran (a shared machine).
 - scaling: simulations per second of ``recommend`` with 1, 2, 4 processes (root parallelism) at a
   fixed time budget. This machine has os.cpu_count() cores; more processes than cores cannot scale.
 
@@ -147,27 +151,74 @@ def copy_cost(positions) -> dict:
             "state_bytes_p50": pct([len(json.dumps(p["state"])) for p in positions], 50)}
 
 
-def latency(positions, level: str) -> dict:
+def _advice_once(eng, p, level: str, seed: int) -> dict:
+    """One piece of advice at ``level`` (advisor.advise) on a sample position: wall, CPU, what it did."""
+    from gameplay.core.search.advisor import advise
+
+    game = eng.load(p["state"])
+    progress = []
+    t, c = time.perf_counter(), time.process_time()
+    rec = advise(game, p["seat"], level, seed=seed, on_progress=lambda r: progress.append(time.perf_counter()))
+    out = {"wall": time.perf_counter() - t, "cpu": time.process_time() - c, "simulations": rec.simulations,
+           "first": progress[0] - t if progress else None, "label": rec.action.label}
+    vote = rec.stats.get("vote")
+    if vote is not None:
+        out.update(copies=vote["copies"], split=vote["split"], searched=vote["searched"], cut_off=vote["cut_off"],
+                   out_of_time=vote["out_of_time"], fallback=vote["fallback"], engine_seconds=vote["engine_seconds"])
+    return out
+
+
+def _latency_summary(level: str, runs: list[dict], forced: list[float]) -> dict:
+    from gameplay.core.search.advisor import LEVELS, VOTE_LEVELS, resolve_level
+
+    walls = [r["wall"] for r in runs]
+    first = [r["first"] for r in runs if r["first"] is not None]
+    kind, name = resolve_level(level)
+    out = {"level": level, "positions": len(runs),
+           "p50_seconds": round(pct(walls, 50), 2), "p95_seconds": round(pct(walls, 95), 2),
+           "max_seconds": round(max(walls), 2), "cpu_p50_seconds": round(pct([r["cpu"] for r in runs], 50), 2),
+           "simulations_p50": pct([r["simulations"] for r in runs], 50),
+           "first_progress_p50_seconds": round(pct(first, 50), 2) if first else None,
+           "forced_decisions": len(forced), "forced_p50_ms": round(1000 * pct(forced, 50), 1) if forced else None,
+           "forced_p95_ms": round(1000 * pct(forced, 95), 1) if forced else None,
+           "walls": [round(w, 2) for w in walls]}
+    if kind == "search":
+        out["budget"] = LEVELS[name]["budget"].to_dict()
+    else:
+        cfg = VOTE_LEVELS[name].ensemble
+        out["ensemble"] = {"engine_level": cfg.level, "copies": cfg.copies, "settle": cfg.settle,
+                           "workers": cfg.workers, "seconds": cfg.seconds, "search": VOTE_LEVELS[name].search}
+        copies = [r["copies"] for r in runs]
+        out.update(copies_p50=pct(copies, 50), copies_min=min(copies), copies_max=max(copies),
+                   copies_total=sum(copies), split=sum(r["split"] for r in runs),
+                   searched=sum(r["searched"] for r in runs),
+                   cut_off_calls=sum(r["cut_off"] for r in runs),  # engine calls that hit its 1.5 s cap
+                   out_of_time=sum(r["out_of_time"] for r in runs),
+                   fallbacks=sum(bool(r["fallback"]) for r in runs))
+    return out
+
+
+def latency(positions, level: str, baseline: str | None = None) -> dict:
+    """Advice wall-clock at ``level`` on the sample positions, and at ``baseline`` on the same positions in the
+    same run, alternating position by position (a busy spell on the shared machine hits both)."""
     from gameplay.core.engine.honest import honest_ai_action
-    from gameplay.core.search.advisor import LEVELS, recommend
+    from gameplay.core.search.advisor import advise
 
     eng = fixtures.engine()
-    spec = LEVELS[level]
-    walls, cpus, sims, first = [], [], [], []
+    levels = [level] + ([baseline] if baseline and baseline != level else [])
+    runs: dict[str, list[dict]] = {lv: [] for lv in levels}
+    load = [round(os.getloadavg()[0], 2)]
     for i, p in enumerate(positions):
-        game = eng.load(p["state"])
-        progress = []
-        t, c = time.perf_counter(), time.process_time()
-        rec = recommend(game, p["seat"], algorithm=spec["algorithm"], budget=spec["budget"], seed=i,
-                        workers=1, config=spec["config"], on_progress=lambda r: progress.append(time.perf_counter()))
-        walls.append(time.perf_counter() - t)
-        cpus.append(time.process_time() - c)
-        sims.append(rec.simulations)
-        if progress:
-            first.append(progress[0] - t)
-        print(f"  advice {i + 1:>2}: {walls[-1]:.2f}s wall, {rec.simulations} sims, {rec.action.label!r}", flush=True)
+        for lv in levels:
+            r = _advice_once(eng, p, lv, i)
+            runs[lv].append(r)
+            extra = f", {r['copies']} copies{' split' if r['split'] else ''}, {r['cut_off']} cut off" \
+                if "copies" in r else ""
+            print(f"  advice {i + 1:>2} {lv:<15} {r['wall']:.2f}s wall, {r['simulations']} sims{extra}, "
+                  f"{r['label']!r}", flush=True)
+        load.append(round(os.getloadavg()[0], 2))
     # forced decisions: the advisor answers them without searching
-    forced = []
+    forced = {lv: [] for lv in levels}
     game = eng.load(positions[0]["state"])
     rng = random.Random(0)
     for _ in range(150):
@@ -176,16 +227,21 @@ def latency(positions, level: str) -> dict:
         seat = game.seat_to_act()
         actions = game.legal_actions(seat)
         if len(actions) == 1:
-            t = time.perf_counter()
-            recommend(game, seat, algorithm=spec["algorithm"], budget=spec["budget"])
-            forced.append(time.perf_counter() - t)
+            for lv in levels:
+                t = time.perf_counter()
+                advise(game, seat, lv)
+                forced[lv].append(time.perf_counter() - t)
         game.apply(seat, honest_ai_action(game, seat, "VeryEasy", rng) or actions[0])
-    return {"level": level, "budget": spec["budget"].to_dict(), "positions": len(positions),
-            "p50_seconds": round(pct(walls, 50), 2), "p95_seconds": round(pct(walls, 95), 2),
-            "max_seconds": round(max(walls), 2), "cpu_p50_seconds": round(pct(cpus, 50), 2),
-            "simulations_p50": pct(sims, 50), "first_progress_p50_seconds": round(pct(first, 50), 2) if first else None,
-            "forced_decisions": len(forced), "forced_p50_ms": round(1000 * pct(forced, 50), 1) if forced else None,
-            "forced_p95_ms": round(1000 * pct(forced, 95), 1) if forced else None}
+    out = _latency_summary(level, runs[level], forced[level])
+    if len(levels) > 1:
+        base = _latency_summary(baseline, runs[baseline], forced[baseline])
+        out["baseline"] = base
+        out["p50_ratio_to_baseline"] = round(out["p50_seconds"] / base["p50_seconds"], 3)
+        out["p95_ratio_to_baseline"] = round(out["p95_seconds"] / base["p95_seconds"], 3)
+        out["same_action_as_baseline"] = sum(a["label"] == b["label"] for a, b in zip(runs[level], runs[baseline]))
+    out["load_average_1min"] = load
+    out["cores"] = os.cpu_count()
+    return out
 
 
 def scaling(positions, procs, seconds: float) -> dict:
@@ -229,7 +285,10 @@ def search_player_rate(games: int, level: str) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=12)
-    parser.add_argument("--level", default="default")
+    parser.add_argument("--level", default=None, help="the advisor level whose latency is measured "
+                        "(default: the advisor's default level); also the SearchPlayer's level for --player-games")
+    parser.add_argument("--baseline", default="search:default",
+                        help="the level measured beside it on the same positions ('none': no baseline)")
     parser.add_argument("--procs", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--scaling-seconds", type=float, default=4.0)
     parser.add_argument("--engine-games", type=int, default=2, help="games per engine level for decisions/s")
@@ -238,6 +297,13 @@ def main() -> int:
                         help="what to measure (a partial run updates only those parts of the output)")
     parser.add_argument("--output", default=str(RESULTS / "game_speed.json"))
     args = parser.parse_args()
+    from gameplay.core.search.advisor import DEFAULT_LEVEL, resolve_level
+
+    args.level = args.level or DEFAULT_LEVEL
+    baseline = None if args.baseline == "none" else args.baseline
+    for lv in (args.level, baseline):
+        if lv is not None:
+            resolve_level(lv)  # an unknown level fails here, not after the sample positions
     started = time.time()
     fixtures.card_data_path()
     positions = sample_positions(args.positions)
@@ -261,16 +327,21 @@ def main() -> int:
     if "rollouts" in args.parts:
         report["rollouts"] = rollouts(positions, (1, 2), "Easy", 3)
     if "latency" in args.parts:
-        report["advice_latency"] = latency(positions, args.level)
+        report["advice_latency"] = latency(positions, args.level, baseline)
         lat = report["advice_latency"]
         print(f"advice latency ({args.level}): p50 {lat['p50_seconds']}s, p95 {lat['p95_seconds']}s; "
               f"forced p50 {lat['forced_p50_ms']} ms", flush=True)
+        if "baseline" in lat:
+            b = lat["baseline"]
+            print(f"baseline ({baseline}): p50 {b['p50_seconds']}s, p95 {b['p95_seconds']}s; ratio p50 "
+                  f"{lat['p50_ratio_to_baseline']}, p95 {lat['p95_ratio_to_baseline']}", flush=True)
     if "scaling" in args.parts:
         load_before = os.getloadavg()[0]
         report["scaling"] = scaling(positions[: max(2, len(positions) // 3)], args.procs, args.scaling_seconds)
         report["scaling"]["load_average_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     if args.player_games:
-        report["search_player"] = search_player_rate(args.player_games, args.level)
+        kind, name = resolve_level(args.level)
+        report["search_player"] = search_player_rate(args.player_games, name if kind == "search" else "default")
     report["run_seconds"] = round(time.time() - started, 1)
     write_result(report, out, newline=False, indent=1)
     print(f"wrote {out} in {report['run_seconds']}s")

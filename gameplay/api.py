@@ -46,7 +46,11 @@ class AdviceRequestSerializer(serializers.Serializer):
     seat = serializers.IntegerField(min_value=0, max_value=1, help_text="whose decision to advise")
     algorithm = serializers.ChoiceField(choices=["flat", "mcts", "minimax"], required=False,
                                         help_text="default: the level's (mcts)")
-    level = serializers.CharField(required=False, help_text="fast, default, strong, flat or minimax")
+    level = serializers.CharField(required=False, help_text="vote (the default: the engine's VeryHard search on "
+                                  "honest copies, the action most chose), vote+search (MCTS where the copies split, "
+                                  "on the same copies), or search:<fast|default|learned|strong|flat|minimax> (one "
+                                  "search; the bare names too). Without a level, a budget or an algorithm asks for "
+                                  "one search at the search:default settings")
     budget = BudgetSerializer(required=False, help_text="instead of a level's budget")
     seed = serializers.IntegerField(required=False, default=0)
 
@@ -54,9 +58,30 @@ class AdviceRequestSerializer(serializers.Serializer):
 class AlternativeSerializer(serializers.Serializer):
     label = serializers.CharField()
     key = serializers.CharField()
-    visits = serializers.IntegerField(allow_null=True)
-    value = serializers.FloatField(allow_null=True)
+    visits = serializers.IntegerField(allow_null=True, help_text="the search's simulations of it (null: not searched)")
+    value = serializers.FloatField(allow_null=True, help_text="the search's value of it (null: not searched)")
+    votes = serializers.IntegerField(required=False, help_text="a vote level: the copies that chose it")
+    share = serializers.FloatField(required=False, help_text="a vote level: its share of the vote, 0..1")
     playable = serializers.BooleanField()
+
+
+class VoteSerializer(serializers.Serializer):
+    level = serializers.CharField()
+    engine_level = serializers.CharField(help_text="the engine AI asked on each copy")
+    copies = serializers.IntegerField(help_text="copies whose choice counted")
+    max_copies = serializers.IntegerField()
+    copies_dealt = serializers.IntegerField(help_text="copies loaded and asked (the search's, where it ran)")
+    split = serializers.BooleanField(help_text="the copies chose more than one action")
+    searched = serializers.BooleanField(help_text="the search ran (vote+search, where the copies split)")
+    search_level = serializers.CharField(allow_null=True)
+    fallback = serializers.CharField(allow_null=True, help_text="'decided on the real game: no copy could be "
+                                                                "loaded' (counted, never silent), else null")
+    refused = serializers.IntegerField(help_text="copies the engine would not load")
+    discarded = serializers.IntegerField(help_text="choices naming a card the seat cannot see")
+    cut_off = serializers.IntegerField(help_text="engine calls that hit its 1.5 s wall-clock cap")
+    tie_break = serializers.BooleanField(help_text="the leaders tied; the engine's evaluation chose")
+    out_of_time = serializers.BooleanField(help_text="copies left unasked for the level's wall budget")
+    seconds = serializers.FloatField()
 
 
 class AdviceActionSerializer(serializers.Serializer):
@@ -68,7 +93,9 @@ class AdviceActionSerializer(serializers.Serializer):
 class RecommendationSerializer(serializers.Serializer):
     action = AdviceActionSerializer()
     line = serializers.ListField(child=serializers.CharField(), help_text="the expected line, this action first")
-    win_estimate = serializers.FloatField(help_text="0..1 for the seat: the search's value of the recommended action")
+    win_estimate = serializers.FloatField(help_text="0..1 for the seat: the search's value of the recommended action "
+                                                    "(a vote level where no search ran: the engine's evaluation of the "
+                                                    "position over the copies, squashed)")
     position_estimate = serializers.FloatField(
         allow_null=True, help_text="0..1 for the seat: the learned value model's P(win) of the position, averaged over "
                                    "copies with the hidden cards re-dealt (null when no model is installed)")
@@ -78,6 +105,7 @@ class RecommendationSerializer(serializers.Serializer):
     algorithm = serializers.CharField()
     forced = serializers.BooleanField(help_text="the only legal (distinct) action: nothing was searched")
     workers = serializers.IntegerField(help_text="searches whose root statistics were summed (root parallelism)")
+    vote = VoteSerializer(required=False, help_text="a vote level: how the copies voted")
     playable = serializers.BooleanField()
     seat = serializers.IntegerField()
     level = serializers.CharField()
@@ -95,9 +123,11 @@ class AdviceView(limits.Limited, SiteApi, APIView):
         examples=[OpenApiExample("One second of MCTS", request_only=True, value={
             "state": {"state": {"...": "the engine's JSON from Game.state()"}}, "seat": 0, "algorithm": "mcts",
             "budget": {"seconds": 1.0}}),
-            OpenApiExample("A level", request_only=True, value={"state": {"state": {}}, "seat": 1, "level": "fast"})],
+            OpenApiExample("A level", request_only=True, value={"state": {"state": {}}, "seat": 1, "level": "vote"})],
         description="The best action for `seat` in a posted engine state, the expected line, the win estimate "
-                    "and the alternatives considered (visits, values). Synchronous: the budget is capped "
+                    "and the alternatives considered (share of the vote; visits, values where a search ran). The "
+                    "default level, vote, asks the engine's VeryHard AI on honest copies of what the seat can see "
+                    "(`vote`: copies used, split, searched, the counted fallback). Synchronous: the budget is capped "
                     "(GAME_API_ADVICE_MAX_SECONDS, 5 s by default). A state the engine cannot load, a seat "
                     "without a decision, an unknown level or algorithm: 400 with the reason.")
     def post(self, request):
@@ -148,7 +178,8 @@ class SampleDecksView(SiteApi, APIView):
         return Response({"decks": [{"deck": f"sample:{k}", "name": choice.sample_label(k),
                                     "main": v["main"], "format": v.get("format")} for k, v in sample_decks(settings.MTG_DATA_DIR).items()],
                          "opponents": [{"opponent": s, "name": n} for s, n in choice.opponent_choices()],
-                         "levels": list(choice.search_levels()), "algorithms": list(choice.search_algorithms())})
+                         "levels": list(choice.search_levels()), "advice_levels": list(choice.advice_levels()),
+                         "algorithms": list(choice.search_algorithms())})
 
 
 class GameCreateView(limits.Limited, SiteApi, APIView):

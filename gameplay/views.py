@@ -100,5 +100,5 @@ def game_page(request, game_id):
         error = None
     return render(request, "gameplay/game.html", {
         "game": row, "initial": view, "error": error, "ws_path": f"/ws/games/{row.pk}/",
-        "levels": choice.search_levels(), "algorithms": choice.search_algorithms(),
+        "levels": choice.advice_levels(), "algorithms": choice.search_algorithms(),
     })

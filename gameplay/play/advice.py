@@ -1,7 +1,9 @@
-"""The advisor: a search of the person's decision, streamed as it deepens, that cannot leak hidden cards.
+"""The advisor: the person's decision advised on honest copies, streamed as it deepens, that cannot leak hidden cards.
 
-:func:`run_advice` (the ``gameplay.advise`` task, queued by ``gameplay.tasks.enqueue_advice``) searches
-a *determinized* copy of a stored game (the hidden cards re-dealt at random) and filters its texts by
+:func:`run_advice` (the ``gameplay.advise`` task, queued by ``gameplay.tasks.enqueue_advice``) advises a stored
+game at a level (``advice_settings``; the default is ``vote``, the engine's VeryHard search asked on honest copies
+of what the person can see, the action most chose, ``gameplay.core.search.advisor``), or searches a
+*determinized* copy of it (a ``search:`` level: the hidden cards re-dealt at random), and filters its texts by
 ``hidden_names``; :func:`advise_state` is the API's synchronous advice over a posted engine state. A
 newer request, or the person's next action, stops a running search (``session.advice_wanted``). Spreading
 a long search over Celery workers is the caller's to offer (``spread_for``: ``gameplay.tasks.advice_spread``).
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from django.conf import settings
@@ -36,30 +39,53 @@ class AdviceCancelled(Exception):
     """Raised from the search's progress callback when the advice is no longer wanted."""
 
 
-def advice_settings(level=None, algorithm=None, seconds=None, simulations=None, *, cap: float | None = None):
-    """(algorithm, Budget, SearchConfig or None, level name) for one piece of advice.
+@dataclass(frozen=True)
+class AdviceSettings:
+    """What one piece of advice runs: ``kind`` "vote" (an ensemble level, ``advisor.VOTE_LEVELS``; ``algorithm``,
+    ``budget`` and ``config`` are its search's, used only where the vote splits and the level searches) or
+    "search" (one ``advisor.recommend``); ``level`` the name the answer carries."""
 
-    A ``level`` (advisor.LEVELS: fast, default, strong, ...) gives the algorithm, budget and knobs;
-    explicit ``seconds`` / ``simulations`` replace its budget, ``algorithm`` its algorithm. Seconds are
+    kind: str
+    level: str
+    algorithm: str
+    budget: Budget
+    config: Any
+
+
+def advice_settings(level=None, algorithm=None, seconds=None, simulations=None, *,
+                    cap: float | None = None) -> AdviceSettings:
+    """The settings of one piece of advice.
+
+    ``level`` is one of ``advisor.advice_levels()``: ``vote`` (the default), ``vote+search``, ``search:<name>``
+    (the bare names, ``fast``, ``default``..., still work). Without a level, explicit ``seconds`` /
+    ``simulations`` or an ``algorithm`` ask for one search at the ``default`` search level's settings (what
+    such a request always meant); nothing at all is the default level. Explicit ``seconds`` / ``simulations``
+    replace a search's budget, ``algorithm`` its algorithm (a vote level's search, where it runs). Seconds are
     capped at ``cap`` (settings.GAME_ADVICE_MAX_SECONDS by default), also when only simulations are given."""
     cap = float(cap if cap is not None else getattr(settings, "GAME_ADVICE_MAX_SECONDS", 30))
     for name, value in (("seconds", seconds), ("simulations", simulations)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise PlayError(f"budget {name} must be a positive number")
-    if level is not None and level not in advisor.LEVELS:
-        raise PlayError(f"unknown level {level!r}; choose one of {', '.join(advisor.LEVELS)}")
     explicit = seconds is not None or simulations is not None
-    name = level or ("custom" if explicit else "default")
-    spec = advisor.LEVELS.get(level or "default", {})
+    if level is None and (explicit or algorithm is not None):
+        kind, search_name, name = "search", "default", "custom" if explicit else "default"
+    else:
+        try:
+            kind, name = advisor.resolve_level(level)
+        except ValueError as exc:
+            raise PlayError(str(exc)) from None
+        search_name = name if kind == "search" else advisor.VOTE_LEVELS[name].search or "default"
+        name = level if level is not None else name  # the name as asked (bare search names stay bare)
+    spec = advisor.LEVELS[search_name]
     if explicit:
         budget = Budget(seconds=float(seconds) if seconds is not None else None,
-                               simulations=int(simulations) if simulations is not None else None)
+                        simulations=int(simulations) if simulations is not None else None)
     else:
         budget = spec.get("budget") or Budget(seconds=1.0)
     algorithm = check_algorithm(algorithm or spec.get("algorithm") or "mcts")
     seconds_ = budget.seconds if budget.seconds is not None else cap
     budget = Budget(seconds=min(float(seconds_), cap), simulations=budget.simulations)
-    return algorithm, budget, spec.get("config"), name
+    return AdviceSettings(kind, name, algorithm, budget, spec.get("config"))
 
 
 def check_algorithm(algorithm) -> str:
@@ -68,17 +94,19 @@ def check_algorithm(algorithm) -> str:
     return algorithm
 
 
-def run_advice(game_id, revision: int, *, level: str | None = "default", algorithm: str = "mcts",
+def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: str | None = None,
                seconds: float | None = None, simulations: int | None = None, ticket: str | None = None,
                send: Callable[[dict], None] | None = None, min_interval: float = 0.3,
                spread_for: SpreadFor | None = None) -> dict | None:
-    """Search the person's decision at ``revision`` and stream the recommendation as it deepens.
+    """Advise the person's decision at ``revision`` and stream the recommendation as it deepens.
 
-    Every message goes to ``send`` (default: the game's websocket group). The search runs on a
-    determinized copy of the game (hidden cards re-dealt), and texts naming a card the person cannot
-    see are redacted. ``spread_for(budget)`` -> (workers, spread) may spread it over Celery workers
-    (the search runs here alone without it). Returns the final message (None when the advice was
-    cancelled or is stale)."""
+    Every message goes to ``send`` (default: the game's websocket group). A vote level (the default,
+    ``advice_settings``) asks the engine's AI on honest copies of what the person can see, streaming the vote
+    after each batch of copies; where no copy loads the real game decides, and the answer says so
+    (``recommendation.vote.fallback``). A search level searches a determinized copy of the game (hidden cards
+    re-dealt). Texts naming a card the person cannot see are redacted. ``spread_for(budget)`` -> (workers,
+    spread) may spread a search level over Celery workers (it runs here alone without it). Returns the final
+    message (None when the advice was cancelled or is stale)."""
     send = send or (lambda message: send_to_game(game_id, message))
     head = {"v": PROTOCOL_VERSION, "type": "advice", "game": str(game_id), "revision": revision}
 
@@ -89,9 +117,10 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
         return message
 
     try:
-        algorithm, budget, config, level = advice_settings(level, algorithm, seconds, simulations)
+        chosen = advice_settings(level, algorithm, seconds, simulations)
     except PlayError as exc:
         return fail(str(exc), exc.code)
+    budget = chosen.budget
     row = PlayedGame.objects.filter(pk=game_id).first()
     if row is None:
         return fail("no such game", 404)
@@ -109,8 +138,8 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
         state = game.state()
         names = hidden_names(state, seat, game.observation(seat))
         rng = random.Random(f"{row.seed}:{revision}")
-        try:
-            search_game = engine.load(determinize(state, seat, rng))
+        try:  # a vote deals its own copies from the real game (and counts the ones the engine cannot load)
+            search_game = game if chosen.kind == "vote" else engine.load(determinize(state, seat, rng))
         except BadState:  # the search plays on copies of the state, which phase.rs cannot always read back
             return fail("the advisor cannot search this position: the rules engine cannot copy it (this happens "
                         "for a few turns after some token copies). Your game is not affected; advice comes back "
@@ -118,7 +147,8 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     except (EngineError, PlayError) as exc:
         return fail(f"the position cannot be searched: {exc}", 500)
     keys = {a.key for a in legal}
-    head.update(level=level, algorithm=algorithm, budget={"seconds": budget.seconds, "simulations": budget.simulations},
+    head.update(level=chosen.level, algorithm=_algorithm_name(chosen),
+                budget={"seconds": budget.seconds, "simulations": budget.simulations},
                 position_estimate=_position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
     estimate = head["position_estimate"]
     last = [0.0]
@@ -136,10 +166,7 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
         return None
     send({**head, "done": False, "recommendation": None})
     try:
-        workers, spread = spread_for(budget) if spread_for is not None else (1, None)
-        rec = advisor.recommend(search_game, seat, algorithm=algorithm, budget=budget, seed=rng.randrange(2 ** 31),
-                               workers=workers, spread=spread, on_progress=on_progress, config=config,
-                               **active.search_models())
+        rec = _advise(search_game, seat, chosen, rng.randrange(2 ** 31), spread_for, on_progress)
     except AdviceCancelled:
         return None
     except EnginePanic as exc:
@@ -156,6 +183,26 @@ def run_advice(game_id, revision: int, *, level: str | None = "default", algorit
     return message
 
 
+def _algorithm_name(chosen: AdviceSettings) -> str:
+    """What the answer's header calls the method: the search's algorithm, ``vote``, or ``vote+<algorithm>``."""
+    if chosen.kind == "search":
+        return chosen.algorithm
+    return f"vote+{chosen.algorithm}" if advisor.VOTE_LEVELS[advisor.resolve_level(chosen.level)[1]].search else "vote"
+
+
+def _advise(game, seat, chosen: AdviceSettings, seed: int, spread_for: SpreadFor | None, on_progress=None):
+    """One piece of advice: the level's vote (and its search where it splits), or the search spread by
+    ``spread_for`` (a search level)."""
+    models = active.search_models()
+    if chosen.kind == "vote":
+        return advisor.advise(game, seat, advisor.resolve_level(chosen.level)[1], seed=seed, on_progress=on_progress,
+                              algorithm=chosen.algorithm, budget=chosen.budget, config=chosen.config,
+                              evaluator=models["evaluator"], leaf_model=models["leaf_model"])
+    workers, spread = spread_for(chosen.budget) if spread_for is not None else (1, None)
+    return advisor.recommend(game, seat, algorithm=chosen.algorithm, budget=chosen.budget, seed=seed,
+                             workers=workers, spread=spread, on_progress=on_progress, config=chosen.config, **models)
+
+
 def _position_estimate(engine, state, seat, rng) -> float | None:
     """The learned value model's P(win) of the position for ``seat``, on re-dealt copies (never the
     real hidden cards); None without a model."""
@@ -169,9 +216,10 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
     ``spread_for`` as in :func:`run_advice`."""
     if isinstance(seat, bool) or seat not in (0, 1):
         raise PlayError("seat must be 0 or 1")
-    algorithm, budget, config, level = advice_settings(
+    chosen = advice_settings(
         level, algorithm, seconds, simulations,
         cap=cap if cap is not None else float(getattr(settings, "GAME_API_ADVICE_MAX_SECONDS", 5)))
+    budget = chosen.budget
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise PlayError("seed must be an integer")
     engine = get_engine()
@@ -187,9 +235,7 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
     if not legal:
         raise PlayError(f"seat {seat} has no decision in this state (seats to act: {game.seats_to_act()})", 400)
     try:
-        workers, spread = spread_for(budget) if spread_for is not None else (1, None)
-        rec = advisor.recommend(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
-                               spread=spread, config=config, **active.search_models())
+        rec = _advise(game, seat, chosen, seed, spread_for)
     except EnginePanic as exc:
         raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
     except (EngineError, ValueError) as exc:
@@ -197,6 +243,6 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
     estimate = _position_estimate(engine, game.state(), seat, random.Random(seed))
     out = recommendation_dict(rec, {a.key for a in legal}, estimate=estimate)
     out.update(position_estimate=estimate, seat=seat,
-               level=level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,
+               level=chosen.level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,
                legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
     return out

@@ -13,6 +13,7 @@ from django.conf import settings
 from decks.models import Deck
 from gameplay import carddb
 from gameplay.core.search.advisor import LEVELS
+from gameplay.core.search.advisor import advice_levels as advisor_levels
 from gameplay.core.engine.adapter import DIFFICULTIES
 from gameplay.core.engine.decks import sample_decks
 from gameplay.core.search.algorithms import ALGORITHMS
@@ -152,7 +153,13 @@ def opponent_label(spec: str) -> str:
 
 
 def search_levels() -> tuple[str, ...]:
+    """The search levels (``search:<level>`` opponents; the advisor's ``search:`` levels)."""
     return tuple(LEVELS)
+
+
+def advice_levels() -> tuple[str, ...]:
+    """The advisor's levels, its default first: ``vote``, ``vote+search``, then ``search:<level>``."""
+    return advisor_levels()
 
 
 def search_algorithms() -> tuple[str, ...]:

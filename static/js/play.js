@@ -176,7 +176,7 @@
     const rec = advice && advice.recommendation;
     if (!rec) { body.hidden = true; if (!advice) $("advice-status").textContent = view && view.your_decision ? ($("advice-status").textContent || "No advice yet.") : "Waiting for your next decision."; return; }
     body.hidden = false;
-    $("advice-status").textContent = advice.done ? "Done" + (rec.forced ? " (the only legal action)" : "") : "Thinking… (updates as the search deepens)";
+    $("advice-status").textContent = advice.done ? "Done" + (rec.forced ? " (the only legal action)" : "") : (rec.vote ? "Thinking… (updates as the copies vote)" : "Thinking… (updates as the search deepens)");
     $("advice-status").dataset.done = advice.done ? "yes" : "no";
     $("advice-action").textContent = rec.action.label;
     const play = $("advice-play");
@@ -193,11 +193,27 @@
     $("advice-line").replaceChildren(...rec.line.map((s) => el("li", {}, s)));
     $("advice-alternatives").replaceChildren(...rec.alternatives.map((a) => {
       const tr = el("tr", {"class": a.key === rec.action.key ? "best" : ""});
-      tr.append(el("td", {}, a.label), el("td", {}, a.visits === null || a.visits === undefined ? "–" : String(a.visits)),
+      const share = a.share === null || a.share === undefined ? "–" : Math.round(a.share * 100) + "% (" + a.votes + ")";
+      tr.append(el("td", {}, a.label), el("td", {"class": "vote-share"}, share),
+        el("td", {}, a.visits === null || a.visits === undefined ? "–" : String(a.visits)),
         el("td", {}, a.value === null || a.value === undefined ? "–" : a.value.toFixed(3)));
       return tr;
     }));
-    $("advice-stats").textContent = rec.algorithm + " · " + rec.simulations + " simulations" +
+    // a vote level: how many copies voted, whether the search ran, and the fallback, never silent
+    const vote = rec.vote, voteLine = $("advice-vote");
+    voteLine.hidden = !vote;
+    if (vote) {
+      voteLine.textContent = vote.fallback ? vote.fallback + " (the engine's " + vote.engine_level + " AI, counted)" :
+        vote.engine_level + " on " + vote.copies + " of up to " + vote.max_copies + " honest copies · " +
+        (vote.split ? "split" : "unanimous") +
+        (vote.searched ? " · searched where split (" + vote.search_level + ")" :
+          (vote.split && vote.search_level && advice.done ? " · not searched" : "")) +
+        (vote.tie_break ? " · tie broken by the engine's evaluation" : "") +
+        (vote.cut_off ? " · " + vote.cut_off + " call(s) at the engine's 1.5 s cap" : "") +
+        (vote.refused ? " · " + vote.refused + " copy(ies) refused" : "");
+      voteLine.dataset.fallback = vote.fallback ? "yes" : "no";
+    }
+    $("advice-stats").textContent = rec.algorithm + (rec.simulations ? " · " + rec.simulations + " simulations" : "") +
       (rec.workers > 1 ? " on " + rec.workers + " workers" : "") + " · " + rec.elapsed.toFixed(2) + " s";
     document.querySelectorAll("#actions .action").forEach((b) =>
       b.classList.toggle("recommended", JSON.parse(b.dataset.keys || "[]").includes(rec.action.key)));

@@ -44,6 +44,23 @@ def test_advice_api_recommends_and_refuses_bad_input(client, game_catalogue, set
     text_state = post(client, "/api/games/advice", {"state": json.dumps(state), "seat": seat, "level": "fast",
                                                     "budget": {"simulations": 2}})
     assert text_state.status_code == 200 and text_state.json()["level"] == "fast"
+    # the default level: the ensemble's vote, each action's share, the copies used, no search unless asked
+    voted = post(client, "/api/games/advice", {"state": state, "seat": seat})
+    assert voted.status_code == 200, voted.content[:300]
+    body = voted.json()
+    vote = body["vote"]
+    assert body["level"] == vote["level"] == "vote" and body["algorithm"] == "vote" and body["simulations"] == 0
+    assert body["action"]["key"] in {a.key for a in game.legal_actions(seat)} and not vote["fallback"]
+    assert sum(a["votes"] for a in body["alternatives"]) == vote["copies"] >= 1 and not vote["searched"]
+    assert abs(sum(a["share"] for a in body["alternatives"]) - 1) < 1e-3
+    assert body["alternatives"][0]["key"] == body["action"]["key"] and 0 <= body["win_estimate"] <= 1
+    searched = post(client, "/api/games/advice", {"state": state, "seat": seat, "level": "vote+search",
+                                                  "budget": {"simulations": 2}})
+    assert searched.status_code == 200, searched.content[:300]
+    vote = searched.json()["vote"]
+    assert vote["search_level"] == "default" and vote["searched"] == vote["split"]  # searched only where split
+    assert post(client, "/api/games/advice", {"state": state, "seat": seat, "level": "search:fast",
+                                              "budget": {"simulations": 2}}).json()["algorithm"] == "mcts"
     learned = post(client, "/api/games/advice", {"state": state, "seat": seat, "level": "learned",
                                                  "budget": {"simulations": 2}})  # the shipped value model
     assert learned.status_code == 200 and learned.json()["level"] == "learned", learned.content[:300]

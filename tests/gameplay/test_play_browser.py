@@ -70,7 +70,7 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
     with _open_page(browser, tmp_path) as (page, problems):
         _start_game(page, daphne_server, "engine:VeryEasy")
         expect(page.locator("#my-life")).to_have_text("20")
-        expect(page.locator("#advice-level")).to_have_value("fast")  # the page's default level
+        expect(page.locator("#advice-level")).to_have_value("vote")  # the page's default level: the ensemble
 
         page.get_by_role("button", name="Keep hand").click()  # one click = one action
         expect(page.locator("#actions .action[data-type=MulliganDecision]")).to_have_count(0)
@@ -86,6 +86,9 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
         best = page.locator("#advice-action").inner_text()
         assert best, "no recommended action shown"
         expect(page.locator("#advice-alternatives tr").first).to_be_visible()
+        # the table shows each action's share of the vote; the line below it, the copies and whether it searched
+        expect(page.locator("#advice-alternatives tr.best td.vote-share")).to_contain_text("%")
+        expect(page.locator("#advice-vote")).to_contain_text("honest copies")
         expect(page.locator("#actions .action.recommended")).to_have_count(1)
         assert page.locator("#advice-win-text").inner_text().endswith("%")
         expect(page.locator("#advice-win-source")).to_have_text("value model")

@@ -104,6 +104,22 @@ def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  #
         err = await receive_until(ws, lambda m: m["type"] == "error", timeout=60)
         assert err["context"] == "advice" and "unknown level" in err["message"]
 
+        # The default level: the engine's VeryHard AI on honest copies, streamed after each batch of copies.
+        await ws.send_json_to({"v": 1, "action": "advise", "revision": view["revision"]})
+        log = []
+        voted = await receive_until(ws, lambda m: m["type"] == "advice" and m["done"], timeout=90, log=log)
+        rec, vote = voted["recommendation"], voted["recommendation"]["vote"]
+        assert voted["level"] == "vote" and vote["level"] == "vote" and vote["engine_level"] == "VeryHard"
+        assert rec["action"]["key"] in keys and rec["playable"] and not vote["searched"] and not vote["fallback"]
+        if not rec["forced"]:
+            assert 1 <= vote["copies"] <= vote["max_copies"] and vote["copies_dealt"] >= vote["copies"]
+            assert sum(a["votes"] for a in rec["alternatives"]) == vote["copies"]
+            assert rec["alternatives"][0]["key"] == rec["action"]["key"]
+            assert rec["alternatives"][0]["share"] == max(a["share"] for a in rec["alternatives"]) > 0
+            streamed = [m["recommendation"] for m in log if m["type"] == "advice" and not m["done"]
+                        and m["recommendation"]]
+            assert streamed and all(r["vote"]["copies"] <= vote["copies"] for r in streamed)
+
         await ws.send_json_to({"v": 1, "action": "advise", "revision": view["revision"], "seconds": 3,
                                "simulations": 4, "algorithm": "mcts"})
         log = []

@@ -104,10 +104,16 @@ def on_one_scale(rec, estimate: float | None) -> tuple[float | None, list[dict]]
     return estimate, alts
 
 
+# what the person is told of an ensemble level's vote (gameplay.core.search.advisor.vote_recommend)
+VOTE_FIELDS = ("level", "engine_level", "copies", "max_copies", "copies_dealt", "split", "searched", "search_level",
+               "fallback", "refused", "discarded", "cut_off", "tie_break", "out_of_time", "seconds")
+
+
 def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str] | None = None,
                         seat: int | None = None, estimate: float | None = None) -> dict:
-    """A Recommendation as JSON; with ``names``, texts naming a hidden card are redacted; with ``seat``,
-    player numbers read "you" / "the AI"; with ``estimate`` (the value model's P(win) of the position), the
+    """A Recommendation as JSON (an ensemble level's with each alternative's ``votes``/``share`` and ``vote``, how the
+    copies voted; a fallback reads "decided on the real game: ..."); with ``names``, texts naming a hidden card are
+    redacted; with ``seat``, player numbers read "you" / "the AI"; with ``estimate`` (the value model's P(win) of the position), the
     headline and the alternatives' values on its scale (:func:`on_one_scale`)."""
     names = names or set()
     win_estimate, alternatives = on_one_scale(rec, estimate)
@@ -124,12 +130,18 @@ def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str]
         "alternatives": [
             {"label": _redact(a.get("label", "")), "key": a.get("key"),
              "visits": a.get("visits"), "value": None if a.get("value") is None else round(float(a["value"]), 4),
-             **({"search_value": round(float(a["search_value"]), 4)} if a.get("search_value") is not None else {})}
+             **({"search_value": round(float(a["search_value"]), 4)} if a.get("search_value") is not None else {}),
+             **({"votes": int(a["votes"]), "share": round(float(a["share"]), 4)} if a.get("share") is not None else {})}
             for a in alternatives],
         "simulations": rec.simulations, "elapsed": round(float(rec.elapsed or 0), 3),
         "algorithm": rec.algorithm, "forced": bool(rec.forced),
         "workers": int((rec.stats or {}).get("workers", 1)),
     }
+    vote = (rec.stats or {}).get("vote")
+    if vote is not None:  # an ensemble level: how the copies voted, and whether the search ran
+        out["vote"] = {k: vote.get(k) for k in VOTE_FIELDS}
+        if vote.get("fallback"):
+            out["vote"]["fallback"] = f"decided on the real game: {vote['fallback']}"
     if legal_keys is not None:
         out["playable"] = action.key in legal_keys
         for alt in out["alternatives"]:
