@@ -98,7 +98,9 @@ class VoteLevel:
 # decision takes about this long at most plus one batch (two VeryHard calls on two threads; each stops at the
 # engine's 1.5 s cap). bench/game_speed.py measures it (docs/game-advice.md has the figures).
 VOTE_SECONDS = 1.5
-_VOTE = EnsembleConfig(level="VeryHard", copies=8, settle=4, workers=2, seconds=VOTE_SECONDS)
+# ties (two copies, one vote each, is common once the budget stops the vote) by the copies' own evaluations
+# after each action: no extra load (two loads cost ~0.6 s on a loaded machine)
+_VOTE = EnsembleConfig(level="VeryHard", copies=8, settle=4, workers=2, seconds=VOTE_SECONDS, tie_break="copies")
 VOTE_LEVELS: dict[str, VoteLevel] = {
     "vote": VoteLevel(_VOTE, None, "the engine's VeryHard search on up to 8 honest copies, the action most chose"),
     "vote+search": VoteLevel(_VOTE, "default", "the vote, then MCTS over the actions the copies chose where they "

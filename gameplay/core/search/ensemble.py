@@ -12,7 +12,9 @@ It spends copies where they matter: the copies are asked ``workers`` at a time (
 while it searches, so threads use every core); it stops once ``settle`` copies all agree, or once the leader
 cannot be caught by the copies left, or (``EnsembleConfig.seconds``, a wall budget) once another batch as slow
 as the slowest so far would overrun the budget; ties go to the engine's evaluation of the position after each tied
-action. Equivalent actions (two copies of one card in hand) are one candidate (``search.pruning.signature``).
+action (on the first copy; or, ``tie_break="copies"``, its mean over the copies that chose it, taken as they were
+asked, which costs no load). Equivalent actions (two copies of one card in hand) are one candidate
+(``search.pruning.signature``).
 
 Copies are dealt copy-on-write from the one state read per decision (``determinize``) and loaded from that.
 A copy the engine refuses (it cannot read back some states it wrote) is counted; when the first copy is
@@ -50,6 +52,9 @@ class EnsembleConfig:
     settle: int = 4             # stop once this many copies all chose the same action
     workers: int = 2            # copies asked at once (threads: the engine's search releases the GIL)
     seconds: float | None = None  # wall budget: no new batch starts when the slowest one so far would overrun it
+    tie_break: str = "evaluate"   # "evaluate": the engine's evaluation after each tied action, on the first copy
+                                  # (a load per tied action); "copies": its mean over the copies that chose it,
+                                  # evaluated as they were asked (no extra load)
 
     def __post_init__(self):
         if self.level not in ENGINE_LEVELS:
@@ -58,6 +63,8 @@ class EnsembleConfig:
             raise ValueError("copies, settle and workers must be at least 1")
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError("seconds must be positive (or None: no wall budget)")
+        if self.tie_break not in ("evaluate", "copies"):
+            raise ValueError(f"tie_break must be 'evaluate' or 'copies', not {self.tie_break!r}")
 
     @property
     def name(self) -> str:
@@ -152,10 +159,11 @@ def _pool(workers: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _ask(engine, state: dict, seat: int, level: str, seed: int) -> tuple:
+def _ask(engine, state: dict, seat: int, level: str, seed: int, after: bool = False) -> tuple:
     """One copy: dealt from ``state`` with ``seed``, loaded, asked. Returns (copy state, choice or None,
-    seconds of the engine's call, the engine's evaluation of the copy for ``seat`` or None) or (None, the
-    EngineError, 0.0, None) when the engine refuses the copy."""
+    seconds of the engine's call, the engine's evaluation of the copy for ``seat`` or None, with ``after`` its
+    evaluation once the choice is played on the copy or None) or (None, the EngineError, 0.0, None, None) when the
+    engine refuses the copy."""
     copy = determinize(state, seat, random.Random(seed))
     try:
         game = engine.load(copy)
@@ -165,9 +173,17 @@ def _ask(engine, state: dict, seat: int, level: str, seed: int) -> tuple:
             value = None
         started = time.perf_counter()
         chosen = game.ai_action(seat, level)
-        return copy, chosen, time.perf_counter() - started, value
+        seconds = time.perf_counter() - started
     except EngineError as exc:
-        return None, exc, 0.0, None
+        return None, exc, 0.0, None, None
+    played = None
+    if after and chosen is not None:
+        try:
+            game.apply(seat, chosen)
+            played = game.evaluate(seat)
+        except (EngineError, ValueError, TypeError):
+            played = None
+    return copy, chosen, seconds, value, played
 
 
 def _candidates(game: Game, legal: list[Action]) -> tuple[ObjectLookup, dict[str, Action], dict[str, str]]:
@@ -231,6 +247,7 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
     hidden = hidden_ids(state, seat)
     votes: Counter = Counter()
     first_choice: dict[str, Action] = {}  # signature -> the real game's action the copies named first
+    played_values: dict[str, list[float]] = {}  # signature -> evaluations after it on the copies that chose it
     vote = Vote(None, [])
     pool = _pool(config.workers)
     asked = 0
@@ -242,7 +259,9 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
         batch_started = time.perf_counter()
         batch = seeds[asked:asked + config.workers]
         asked += len(batch)
-        for copy, chosen, seconds, value in pool.map(lambda s: _ask(engine, state, seat, config.level, s), batch):
+        after = config.tie_break == "copies"
+        for copy, chosen, seconds, value, played in pool.map(
+                lambda s: _ask(engine, state, seat, config.level, s, after), batch):
             if copy is None:
                 vote.refused += 1
                 continue
@@ -258,6 +277,8 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
             sig = sig_of.get(action.key) or signature(action, lookup)
             votes[sig] += 1
             first_choice.setdefault(sig, action)
+            if played is not None:
+                played_values.setdefault(sig, []).append(played)
         slowest = max(slowest, time.perf_counter() - batch_started)
         if not vote.states:
             break  # the first copies were refused: the others would be too (the state, not the deal)
@@ -282,8 +303,14 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
         first_choice.setdefault(next(iter(votes)), vote.action)
     else:
         top = votes.most_common(1)[0][1]
-        tied = [first_choice[s] for s, n in votes.items() if n == top]
-        vote.action = tied[0] if len(tied) == 1 else _tie_break(engine, vote.states[0], seat, tied)
+        tied_sigs = [s for s, n in votes.items() if n == top]
+        tied = [first_choice[s] for s in tied_sigs]
+        if len(tied) == 1:
+            vote.action = tied[0]
+        elif config.tie_break == "copies" and all(played_values.get(s) for s in tied_sigs):
+            vote.action = first_choice[max(tied_sigs, key=lambda s: sum(played_values[s]) / len(played_values[s]))]
+        else:
+            vote.action = _tie_break(engine, vote.states[0], seat, tied)
         vote.tie_break = len(tied) > 1
     vote.ballots = _ballots(votes, first_choice, by_sig)
     vote.seconds = time.perf_counter() - started

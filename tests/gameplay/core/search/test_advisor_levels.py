@@ -113,3 +113,21 @@ def test_no_copy_loads_the_real_game_decides_and_the_answer_says_so(engine, posi
     vote = rec.stats["vote"]
     assert vote["fallback"] == "no copy could be loaded" and vote["refused"] >= 1 and vote["copies"] == 0
     assert rec.action.key == expected and not vote["searched"] and rec.algorithm == "vote"
+
+
+def test_a_tie_broken_by_the_copies_own_evaluations_loads_nothing_more(engine, positions, monkeypatch):
+    split, _ = positions
+    game = engine.load(split)
+    config = EnsembleConfig("Easy", copies=2, settle=2, workers=1, tie_break="copies")
+    for seed in range(12):  # two copies, one vote each: a tie
+        vote = ensemble_vote(game, 0, config, random.Random(seed))
+        if vote.tie_break:
+            break
+    else:
+        pytest.skip("no tie among 12 two-copy votes")
+    loads = []
+    real_load = game.engine.load
+    monkeypatch.setattr(game.engine, "load", lambda state: loads.append(1) or real_load(state))
+    again = ensemble_vote(game, 0, config, random.Random(seed))
+    assert again.tie_break and again.action.key == vote.action.key and len(loads) == 2  # the two copies only
+    assert again.action.key in {b["key"] for b in again.ballots if b["votes"]}
