@@ -82,6 +82,8 @@ class VoteSerializer(serializers.Serializer):
     tie_break = serializers.BooleanField(help_text="the leaders tied; the engine's evaluation chose")
     out_of_time = serializers.BooleanField(help_text="copies left unasked for the level's wall budget")
     seconds = serializers.FloatField()
+    position_by = serializers.CharField(help_text="what estimated the position on the copies: 'value model' or "
+                                                  "'engine evaluation'")
 
 
 class AdviceActionSerializer(serializers.Serializer):

@@ -21,7 +21,7 @@ from django.db import DatabaseError
 
 from gameplay.core.search import advisor
 from gameplay.core.learning import active
-from gameplay.core.learning.value import position_estimate
+from gameplay.core.learning.value import ValueModelError, position_estimate
 from gameplay.core.engine.adapter import BadState, EngineError, EnginePanic, determinize
 from gameplay.core.search.algorithms import ALGORITHMS
 from gameplay.core.search.base import Budget
@@ -149,8 +149,8 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
     keys = {a.key for a in legal}
     head.update(level=chosen.level, algorithm=_algorithm_name(chosen),
                 budget={"seconds": budget.seconds, "simulations": budget.simulations},
-                position_estimate=_position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
-    estimate = head["position_estimate"]
+                position_estimate=None if chosen.kind == "vote" else  # a vote estimates it on its own copies
+                _position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
     last = [0.0]
 
     def on_progress(rec):
@@ -160,7 +160,8 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
         if now - last[0] < min_interval:
             return
         last[0] = now
-        send({**head, "done": False, "recommendation": recommendation_dict(rec, keys, names, seat, estimate)})
+        shown = _rec_dict(rec, head, keys, names, seat)  # first: it may set the head's estimate
+        send({**head, "done": False, "recommendation": shown})
 
     if not advice_wanted(game_id, ticket):  # a newer request (or an action) came while this one waited
         return None
@@ -173,7 +174,8 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
         return fail(f"the rules engine crashed while searching ({exc}); try again or play on", 500)
     except (EngineError, ValueError) as exc:
         return fail(f"the search failed: {exc}", 500)
-    message = {**head, "done": True, "recommendation": recommendation_dict(rec, keys, names, seat, estimate)}
+    shown = _rec_dict(rec, head, keys, names, seat)
+    message = {**head, "done": True, "recommendation": shown}
     send(message)
     try:  # kept for a reload of the page, only while the game is still at this revision
         with live.row_lock(PlayedGame, game_id):
@@ -197,10 +199,29 @@ def _advise(game, seat, chosen: AdviceSettings, seed: int, spread_for: SpreadFor
     if chosen.kind == "vote":
         return advisor.advise(game, seat, advisor.resolve_level(chosen.level)[1], seed=seed, on_progress=on_progress,
                               algorithm=chosen.algorithm, budget=chosen.budget, config=chosen.config,
-                              evaluator=models["evaluator"], leaf_model=models["leaf_model"])
+                              evaluator=models["evaluator"], leaf_model=models["leaf_model"],
+                              position_model=_position_model())
     workers, spread = spread_for(chosen.budget) if spread_for is not None else (1, None)
     return advisor.recommend(game, seat, algorithm=chosen.algorithm, budget=chosen.budget, seed=seed,
                              workers=workers, spread=spread, on_progress=on_progress, config=chosen.config, **models)
+
+
+def _rec_dict(rec, head: dict, keys, names=None, seat=None) -> dict:
+    """The recommendation as the person sees it; a vote's value-model estimate, made on its copies, becomes the
+    head's ``position_estimate`` (the other levels' is computed before the search)."""
+    vote = (rec.stats or {}).get("vote") or {}
+    if vote.get("position_by") == "value model":
+        head["position_estimate"] = round(float(vote["position"]), 4)
+    return recommendation_dict(rec, keys, names, seat, head.get("position_estimate"))
+
+
+def _position_model():
+    """The value model's P(win) of a copy, for a vote to estimate the position on its own copies (None: no model)."""
+    try:
+        model = active.value_model()
+    except ValueModelError:
+        return None
+    return model.win_probability
 
 
 def _position_estimate(engine, state, seat, rng) -> float | None:
@@ -240,9 +261,10 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
         raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
     except (EngineError, ValueError) as exc:
         raise PlayError(f"the search failed: {exc}", 500) from None
-    estimate = _position_estimate(engine, game.state(), seat, random.Random(seed))
-    out = recommendation_dict(rec, {a.key for a in legal}, estimate=estimate)
-    out.update(position_estimate=estimate, seat=seat,
+    head = {"position_estimate": None if chosen.kind == "vote" else
+            _position_estimate(engine, game.state(), seat, random.Random(seed))}
+    out = _rec_dict(rec, head, {a.key for a in legal})
+    out.update(position_estimate=head["position_estimate"], seat=seat,
                level=chosen.level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,
                legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
     return out

@@ -54,6 +54,9 @@ def test_advice_api_recommends_and_refuses_bad_input(client, game_catalogue, set
     assert sum(a["votes"] for a in body["alternatives"]) == vote["copies"] >= 1 and not vote["searched"]
     assert abs(sum(a["share"] for a in body["alternatives"]) - 1) < 1e-3
     assert body["alternatives"][0]["key"] == body["action"]["key"] and 0 <= body["win_estimate"] <= 1
+    # the shipped value model's estimate, made on the vote's own copies (no load of its own)
+    if not body["forced"]:
+        assert vote["position_by"] == "value model" and 0 < body["position_estimate"] == body["win_estimate"] < 1
     searched = post(client, "/api/games/advice", {"state": state, "seat": seat, "level": "vote+search",
                                                   "budget": {"simulations": 2}})
     assert searched.status_code == 200, searched.content[:300]

@@ -112,6 +112,7 @@ def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  #
         assert voted["level"] == "vote" and vote["level"] == "vote" and vote["engine_level"] == "VeryHard"
         assert rec["action"]["key"] in keys and rec["playable"] and not vote["searched"] and not vote["fallback"]
         if not rec["forced"]:
+            assert 0 < voted["position_estimate"] == rec["win_estimate"] < 1  # the value model, on the vote's copies
             assert 1 <= vote["copies"] <= vote["max_copies"] and vote["copies_dealt"] >= vote["copies"]
             assert sum(a["votes"] for a in rec["alternatives"]) == vote["copies"]
             assert rec["alternatives"][0]["key"] == rec["action"]["key"]

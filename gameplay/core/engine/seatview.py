@@ -106,7 +106,7 @@ def on_one_scale(rec, estimate: float | None) -> tuple[float | None, list[dict]]
 
 # what the person is told of an ensemble level's vote (gameplay.core.search.advisor.vote_recommend)
 VOTE_FIELDS = ("level", "engine_level", "copies", "max_copies", "copies_dealt", "split", "searched", "search_level",
-               "fallback", "refused", "discarded", "cut_off", "tie_break", "out_of_time", "seconds")
+               "fallback", "refused", "discarded", "cut_off", "tie_break", "out_of_time", "seconds", "position_by")
 
 
 def recommendation_dict(rec, legal_keys: set[str] | None = None, names: set[str] | None = None,

@@ -206,15 +206,16 @@ def advise(game: Game, seat: int, level: str | None = None, *, seed: int = 0,
            on_progress: Callable[[Recommendation], None] | None = None, stats: EnsembleStats | None = None,
            algorithm: str | None = None, budget: Budget | None = None, config: SearchConfig | None = None,
            workers: int = 1, spread=None, evaluator: Evaluator | None = None,
-           leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None) -> Recommendation:
+           leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None,
+           position_model: PositionModel | None = None) -> Recommendation:
     """The advisor's answer for ``seat`` at ``level`` (an ``advice_levels()`` name; None: ``DEFAULT_LEVEL``).
 
     A ``search:`` level is one ``recommend`` at that ``LEVELS`` setting (``algorithm``/``budget``/``config``
     replace the level's; ``workers``/``spread`` as there). A vote level runs ``ensemble_vote`` (``stats`` adds the
     decision to a caller's totals), calling ``on_progress`` after each batch of copies; where the copies split and
     the level searches, ``recommend`` weighs the actions the copies chose on the vote's own copies, the vote's
-    winner as the default to beat (``algorithm``/``budget``/``config`` replace the search level's). ``game`` is
-    never changed. ValueError for an unknown level.
+    winner as the default to beat (``algorithm``/``budget``/``config`` replace the search level's);
+    ``position_model`` see ``vote_recommend``. ``game`` is never changed. ValueError for an unknown level.
     """
     kind, name = resolve_level(level)
     models = {"evaluator": evaluator, "leaf_model": leaf_model}
@@ -224,14 +225,17 @@ def advise(game: Game, seat: int, level: str | None = None, *, seed: int = 0,
                          config=config or spec["config"], seed=seed, workers=workers, spread=spread,
                          on_progress=on_progress, load_evaluator=load_evaluator, **models)
     return vote_recommend(game, seat, name, seed=seed, on_progress=on_progress, stats=stats, algorithm=algorithm,
-                          budget=budget, config=config, **models)
+                          budget=budget, config=config, position_model=position_model, **models)
 
 
 def vote_recommend(game: Game, seat: int, level: str = DEFAULT_LEVEL, *, seed: int = 0,
                    on_progress: Callable[[Recommendation], None] | None = None, stats: EnsembleStats | None = None,
                    algorithm: str | None = None, budget: Budget | None = None, config: SearchConfig | None = None,
-                   evaluator: Evaluator | None = None, leaf_model: LeafModelSource | None = None) -> Recommendation:
-    """A ``VOTE_LEVELS`` level's answer (see ``advise``): the vote, and the search where it splits."""
+                   evaluator: Evaluator | None = None, leaf_model: LeafModelSource | None = None,
+                   position_model: PositionModel | None = None) -> Recommendation:
+    """A ``VOTE_LEVELS`` level's answer (see ``advise``): the vote, and the search where it splits.
+    ``position_model`` (a learned value model's P(win) of a copy) gives ``stats["vote"]["position"]`` on the vote's
+    copies, no load of its own (else the engine's evaluation, squashed)."""
     start = time.perf_counter()
     spec = VOTE_LEVELS[level]
     legal = game.legal_actions(seat)
@@ -240,26 +244,26 @@ def vote_recommend(game: Game, seat: int, level: str = DEFAULT_LEVEL, *, seed: i
     rng = random.Random(seed)
 
     def batch(vote: Vote):
-        on_progress(_vote_answer(vote, None, level, start, estimate=_position_value(game, seat, vote, rng),
-                                 final=False))
+        on_progress(_vote_answer(vote, None, level, start, estimate=_position_value(game, seat, vote, rng,
+                                                                                    position_model), final=False))
 
     vote = ensemble_vote(game, seat, spec.ensemble, rng, stats=stats, legal=legal,
                          on_batch=batch if on_progress is not None else None)
     searched = None
+    position = _position_value(game, seat, vote, rng, position_model)
     if spec.search and vote.split and vote.states and not vote.fallback:
         level_ = LEVELS[spec.search]
         chosen = [_action_of(seat, b) for b in vote.ballots if b["votes"]]
 
         def progress(rec: Recommendation):
             if not rec.stats.get("final"):
-                on_progress(_vote_answer(vote, rec, level, start, estimate=None, final=False))
+                on_progress(_vote_answer(vote, rec, level, start, estimate=position, final=False))
 
         searched = recommend(game, seat, algorithm=algorithm or level_["algorithm"], budget=budget or level_["budget"],
                              config=config or level_["config"], seed=seed, hint=vote.action,
                              on_progress=progress if on_progress is not None else None, evaluator=evaluator,
                              leaf_model=leaf_model, determinizations=vote.states, candidates=chosen)
-    estimate = None if searched is not None else _position_value(game, seat, vote, rng)
-    rec = _vote_answer(vote, searched, level, start, estimate=estimate, final=True)
+    rec = _vote_answer(vote, searched, level, start, estimate=position, final=True)
     if on_progress is not None:
         on_progress(rec)
     return rec
@@ -271,22 +275,34 @@ def _action_of(seat: int, ballot: dict) -> Action:
     return Action(seat, payload["type"], payload.get("data"), ballot["label"])
 
 
-def _position_value(game: Game, seat: int, vote: Vote, rng: random.Random) -> float:
-    """The engine's evaluation of the position for ``seat``, squashed: its mean over the vote's copies (honest
-    ones, evaluated as they were asked), on a fresh copy for a forced decision, on the real game only where the
-    vote fell back to it; 0.5 when the engine cannot evaluate."""
-    if vote.evaluations:
-        return sum(win_probability(v) for v in vote.evaluations) / len(vote.evaluations)
+PositionModel = Callable[[dict, int, float, float], float]  # (copy, seat, its evaluation, the other's) -> P(win)
+
+
+def _position_value(game: Game, seat: int, vote: Vote, rng: random.Random,
+                    position_model: PositionModel | None = None) -> tuple[float, str]:
+    """(P(``seat`` wins), what said so) of the position: the mean over the vote's copies (honest ones, evaluated
+    as they were asked) of ``position_model`` (a learned value model: "value model"), else of the engine's
+    evaluation squashed ("engine evaluation"); on a fresh copy for a forced decision, on the real game only where
+    the vote fell back to it; 0.5 when the engine cannot evaluate."""
+    pairs = [(c, e) for c, e in zip(vote.states, vote.evaluations) if e is not None]
+    if pairs and position_model is not None:
+        try:
+            return sum(position_model(c, seat, e[0], e[1]) for c, e in pairs) / len(pairs), "value model"
+        except (ValueError, KeyError, TypeError):
+            pass
+    if pairs:
+        return sum(win_probability(e[0]) for _, e in pairs) / len(pairs), "engine evaluation"
     try:
         if vote.fallback is None:
-            return win_probability(game.engine.load(determinize(game.state(), seat, rng)).evaluate(seat))
-        return win_probability(game.evaluate(seat))
+            return win_probability(game.engine.load(determinize(game.state(), seat, rng)).evaluate(seat)), \
+                "engine evaluation"
+        return win_probability(game.evaluate(seat)), "engine evaluation on the real game"
     except EngineError:
-        return 0.5
+        return 0.5, "none"
 
 
 def _vote_answer(vote: Vote, searched: Recommendation | None, level: str, start: float, *,
-                 estimate: float | None, final: bool) -> Recommendation:
+                 estimate: tuple[float, str], final: bool) -> Recommendation:
     """The Recommendation of a vote (and of the search on its copies, where it ran): each candidate's share of the
     vote beside the search's visits and value; ``stats["vote"]`` says how the vote went."""
     search_rows = {a["key"]: a for a in (searched.alternatives if searched is not None else [])}
@@ -310,7 +326,8 @@ def _vote_answer(vote: Vote, searched: Recommendation | None, level: str, start:
         stats["search"] = {k: v for k, v in searched.stats.items() if k != "final"}
     if final:
         stats["final"] = True
-    win = searched.win_estimate if searched is not None else (estimate if estimate is not None else 0.5)
+    summary.update(position=round(estimate[0], 4), position_by=estimate[1])
+    win = searched.win_estimate if searched is not None else estimate[0]
     algorithm = f"vote+{searched.algorithm}" if searched is not None else "vote"
     return Recommendation(action=action, line=list(searched.line) if searched is not None else [action.label],
                           win_estimate=float(win), alternatives=rows,

@@ -88,7 +88,8 @@ class Vote:
     out_of_time: bool = False           # copies were left unasked because of ``EnsembleConfig.seconds``
     engine_seconds: float = 0.0         # summed wall clock of the engine's calls (its work over all threads)
     states: list[dict] = field(default_factory=list, repr=False)  # the copies asked (a search may reuse them)
-    evaluations: list[float] = field(default_factory=list, repr=False)  # the engine's evaluation of each copy
+    # per copy asked (as in ``states``), the engine's evaluation of it for the seat and for the other seat
+    evaluations: list[tuple[float, float]] = field(default_factory=list, repr=False)
 
     @property
     def split(self) -> bool:
@@ -161,14 +162,15 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 def _ask(engine, state: dict, seat: int, level: str, seed: int, after: bool = False) -> tuple:
     """One copy: dealt from ``state`` with ``seed``, loaded, asked. Returns (copy state, choice or None,
-    seconds of the engine's call, the engine's evaluation of the copy for ``seat`` or None, with ``after`` its
+    seconds of the engine's call, the engine's evaluation of the copy for ``seat`` and for the other seat or None,
+    with ``after`` its
     evaluation once the choice is played on the copy or None) or (None, the EngineError, 0.0, None, None) when the
     engine refuses the copy."""
     copy = determinize(state, seat, random.Random(seed))
     try:
         game = engine.load(copy)
         try:
-            value = game.evaluate(seat)
+            value = (game.evaluate(seat), game.evaluate(1 - seat))
         except EngineError:
             value = None
         started = time.perf_counter()
@@ -266,8 +268,7 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
                 vote.refused += 1
                 continue
             vote.states.append(copy)
-            if value is not None:
-                vote.evaluations.append(value)
+            vote.evaluations.append(value)
             vote.engine_seconds += seconds
             vote.cut_off += seconds >= ENGINE_CAP_SECONDS
             action = _to_real(game, seat, chosen, legal, hidden)

@@ -67,7 +67,7 @@ def test_vote_takes_the_majority_and_shows_each_share(engine, positions, easy_le
         assert sum(a["votes"] for a in rec.alternatives) == vote["copies"] == 4  # 4 agree, or all 4 were asked
         assert abs(sum(a["share"] for a in rec.alternatives) - 1) < 1e-3
         assert rec.algorithm == "vote" and rec.simulations == 0 and not vote["searched"] and "search" not in rec.stats
-        assert 0 < rec.win_estimate < 1 and not vote["fallback"]
+        assert 0 < rec.win_estimate < 1 and not vote["fallback"] and vote["position_by"] == "engine evaluation"
         assert [p.stats.get("final", False) for p in progress] == [False, False, True]  # after each batch of 2
         assert game.state()["state"] == state["state"]
 
