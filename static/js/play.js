@@ -209,6 +209,7 @@
         (vote.searched ? " · searched where split (" + vote.search_level + ")" :
           (vote.split && vote.search_level && advice.done ? " · not searched" : "")) +
         (vote.tie_break ? " · tie broken by the engine's evaluation" : "") +
+        (vote.out_of_time && advice.done ? " · stopped at its time budget" : "") +
         (vote.cut_off ? " · " + vote.cut_off + " call(s) at the engine's 1.5 s cap" : "") +
         (vote.refused ? " · " + vote.refused + " copy(ies) refused" : "");
       voteLine.dataset.fallback = vote.fallback ? "yes" : "no";
