@@ -2,7 +2,8 @@
 
 The first "Done when" line of issue 29: in real game states, everything the AI's seat cannot see (the other hand's
 cards, both libraries' order, the engine's seed) is replaced, and the play page's opponent (``EnginePlayer``), the
-search player (``SearchPlayer``, deferring to the engine's AI) and the advisor (``recommend``) make the same choice
+search player (``SearchPlayer``, deferring to the engine's AI) and the advisor (``recommend``, and its default
+level, the vote) make the same choice
 with the same seed. With the old call on the real game (``game.ai_action``) the engine's AI reads the hidden cards
 and the seed, and the choices differ.
 """
@@ -91,6 +92,18 @@ def test_the_advisor_decides_on_what_its_seat_sees(engine, decisions):
         recs = [recommend(engine.load(s), AI, budget=Budget(simulations=2), seed=9, config=config) for s in (state, moved)]
         assert recs[0].action.key == recs[1].action.key
         assert [a["key"] for a in recs[0].alternatives] == [a["key"] for a in recs[1].alternatives]
+
+
+def test_the_advisors_default_level_decides_on_what_its_seat_sees(engine, decisions, monkeypatch):
+    """The vote (the advisor's default, at Easy here: Easy stays under the engine's wall-clock cap) deals its
+    copies from what the seat sees: the same ballots and the same choice whatever was hidden."""
+    from gameplay.core.search import advisor
+
+    monkeypatch.setitem(advisor.VOTE_LEVELS, "vote", advisor.VoteLevel(EnsembleConfig("Easy", 4, 4, workers=2)))
+    for state, moved in decisions[:2]:
+        recs = [advisor.advise(engine.load(s), AI, "vote", seed=9) for s in (state, moved)]
+        assert recs[0].action.key == recs[1].action.key
+        assert recs[0].alternatives == recs[1].alternatives and recs[0].stats["vote"]["copies"] >= 1
 
 
 def test_the_peeking_engine_is_only_a_named_reference(engine, decisions):
