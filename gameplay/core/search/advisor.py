@@ -85,6 +85,9 @@ LEVELS: dict[str, dict] = {
 
 
 
+PositionModel = Callable[[dict, int, float, float], float]  # (copy, seat, its evaluation, the other's) -> P(win)
+
+
 @dataclass(frozen=True)
 class VoteLevel:
     """An advisor level built on the ensemble: the vote's settings, and the ``LEVELS`` search run where it splits."""
@@ -273,9 +276,6 @@ def _action_of(seat: int, ballot: dict) -> Action:
     """A ballot's action (its key is ``{"type", "data"}``; what a search applies)."""
     payload = json.loads(ballot["key"])
     return Action(seat, payload["type"], payload.get("data"), ballot["label"])
-
-
-PositionModel = Callable[[dict, int, float, float], float]  # (copy, seat, its evaluation, the other's) -> P(win)
 
 
 def _position_value(game: Game, seat: int, vote: Vote, rng: random.Random,
