@@ -328,7 +328,7 @@ def _report_game(g: dict, done: int, total: int):
 
 # --- the paired yardstick on the deck pool (--pool) ------------------------------------------------------
 
-YARDSTICK = RESULTS / "game_strength.json"
+YARDSTICK = RESULTS / "game_strength_v3.json"  # v2 (the peeking baseline): game_strength.json
 
 
 def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int, exclude=()) -> list[dict]:
@@ -551,8 +551,10 @@ def yardstick(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=9000)
     parser.add_argument("--max-decisions", type=int, default=3000)
     parser.add_argument("--max-games", type=int, default=None, help="stop after this many new games")
-    parser.add_argument("--only-pairs", type=int, default=None, metavar="N",
-                        help="only the first N jobs (pairs) of the pairing list: a smoke slice")
+    parser.add_argument("--slice", default=None, metavar="A:B",
+                        help="only jobs A to B-1 of the job list (--list-jobs prints it): a smoke or a resumable slice; "
+                             "every game already in the output still counts")
+    parser.add_argument("--list-jobs", action="store_true", help="print the numbered job list and stop")
     parser.add_argument("--exclude", nargs="+", default=[], metavar="DECK",
                         help="leave out the pairings of these decks (the Legacy mirror's VeryHard-vs-VeryHard game ran "
                              "46 turns and 918 CPU-s: a pairing whose baseline alone is far past the per-game budget)")
@@ -587,8 +589,16 @@ def yardstick(argv: list[str]) -> int:
     if args.replot:
         return replot_yardstick(out_path, args.baseline, args.advisor_default, args.exclude)
     base_jobs = pool_jobs(pool, args.pairings, args.seeds, args.seed, args.max_decisions, args.exclude)
-    if args.only_pairs is not None:
-        base_jobs = base_jobs[:args.only_pairs]
+    if args.list_jobs:
+        for i, j in enumerate(base_jobs):
+            print(f"{i:>4}  {j['decks'][0]} v {j['decks'][1]}  seed {j['seed']}  ours in seat {j['ours_seat']}")
+        return 0
+    if args.slice:
+        a, _, b = args.slice.partition(":")
+        try:
+            base_jobs = base_jobs[int(a or 0):int(b) if b else None]
+        except ValueError:
+            parser.error(f"--slice takes A:B (whole numbers), not {args.slice!r}")
     if not args.celery:
         pool_card_data()  # built (or found) once, before the workers start
     old, commands = [], []
