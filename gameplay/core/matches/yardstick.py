@@ -14,6 +14,7 @@ workers.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 import zlib
 from typing import Iterable, Sequence
@@ -21,6 +22,7 @@ from typing import Iterable, Sequence
 from common.stats import sign_test, wilson
 from gameplay.core.matches.roundrobin import expand
 from gameplay.core.matches.players import make_player, play_game
+from gameplay.core.search.ensemble import EnsembleConfig
 
 BASELINE = "engine:VeryHard"
 
@@ -54,13 +56,17 @@ def key(game: dict) -> tuple:
 
 
 class _Timed:
-    """A player whose decisions and their CPU time are counted."""
+    """A player whose decisions and their CPU time are counted; ``on_turn(side)`` hears whose decision starts
+    (a bench's meter of the engine's calls tells the two sides apart by it)."""
 
-    def __init__(self, player):
+    def __init__(self, player, side: str = "ours", on_turn=None):
         self.player, self.name = player, player.name
+        self.side, self.on_turn = side, on_turn
         self.cpu, self.decisions = 0.0, 0
 
     def choose(self, game, seat):
+        if self.on_turn is not None:
+            self.on_turn(self.side)
         c = time.process_time()
         try:
             return self.player.choose(game, seat)
@@ -69,15 +75,21 @@ class _Timed:
             self.decisions += 1
 
 
-def play(engine, job: dict, player: str, cards: dict[str, list]) -> dict:
+def play(engine, job: dict, player: str, cards: dict[str, list], *, on_turn=None) -> dict:
     """Play ``job`` with ``player`` (a ``make_player`` spec) in our seat; ``cards``: deck name -> [[card, n]].
+    ``job["workers"]`` (optional): the threads an ensemble player asks its copies on (1 where the bench runs a
+    game per core, so no more engine searches run at once than there are cores). ``on_turn("ours" | "opponent")``
+    is called as each decision starts.
 
     Returns the job with ``player``, ``winner`` (a seat, None for a draw or a game cut at the decision cap),
     ``score`` (1, 0.5, 0 for us), turns, decisions, whole-game and our player's CPU seconds, and ``error``
     when the engine failed (the game then counts as a draw and is reported)."""
     seat = job["ours_seat"]
-    ours = _Timed(make_player(player, seed=job["seed"]))
-    theirs = make_player(job["opponent"], seed=job["seed"] + 1)
+    chosen = make_player(player, seed=job["seed"])
+    if job.get("workers") and isinstance(getattr(chosen, "config", None), EnsembleConfig):
+        chosen.config = dataclasses.replace(chosen.config, workers=int(job["workers"]))
+    ours = _Timed(chosen, "ours", on_turn)
+    theirs = _Timed(make_player(job["opponent"], seed=job["seed"] + 1), "opponent", on_turn)
     players = (ours, theirs) if seat == 0 else (theirs, ours)
     c0 = time.process_time()
     error, result = None, {"winner": None, "turns": None, "decisions": None}
@@ -91,10 +103,14 @@ def play(engine, job: dict, player: str, cards: dict[str, list]) -> dict:
            "turns": result.get("turns"), "decisions": result.get("decisions"),
            "cpu_seconds": round(time.process_time() - c0, 2), "ours_cpu_seconds": round(ours.cpu, 2),
            "ours_decisions": ours.decisions}
+    if isinstance(getattr(chosen, "config", None), EnsembleConfig):
+        out["ours_workers"] = chosen.config.workers  # the threads its copies were asked on
     stats = getattr(ours.player, "stats", None)
+    if hasattr(stats, "to_dict"):  # an ensemble's EnsembleStats
+        stats = stats.to_dict()
     if stats:
         out["ours_stats"] = {k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}
-    for side, who in (("ours", ours.player), ("opponent", theirs)):
+    for side, who in (("ours", ours.player), ("opponent", theirs.player)):
         if getattr(who, "honest", None) is not None:  # AI decisions on honest copies, and the counted fallbacks
             out[f"{side}_honest"] = who.honest.to_dict()
     if error:
@@ -140,7 +156,41 @@ def compare(matched: list[tuple[dict, dict]]) -> dict:
             "cpu_seconds_per_game": round(sum(cpu) / n, 1) if n else None, "cpu_seconds_max": cpu[-1] if n else None,
             "ours_cpu_seconds_per_game": round(sum(ours_cpu) / n, 1) if n else None,
             "ours_cpu_seconds_max": ours_cpu[-1] if n else None,
-            "games_over_2_minutes": sum(c > 120 for c in cpu), "errors": errors}
+            "games_over_2_minutes": sum(c > 120 for c in cpu), "errors": errors,
+            **engine_load([a for a, _ in matched], [b for _, b in matched])}
+
+
+def _cut_off(game: dict, side: str) -> int | None:
+    """The engine AI calls of ``side``'s player in ``game`` that ran into the engine's wall-clock cap: the bench's
+    meter of every call when it ran, else an ensemble's own count (None when neither was recorded)."""
+    calls = (game.get("engine_calls") or {}).get(side)
+    if calls is not None:
+        return calls.get("cut_off", 0)
+    stats = game.get(f"{side}_stats") or {}
+    return stats.get("cut_off")
+
+
+def engine_load(ours: list[dict], baseline: list[dict]) -> dict:
+    """What the engine's cap and the honest copies did to these games: our player's AI calls and those cut off at
+    the cap, the opponent's, the baseline's (in the same seat), and the decisions that fell back to a call on the
+    real game (an honest copy or every ensemble copy refused)."""
+    def total(games, side, field):
+        values = [((g.get("engine_calls") or {}).get(side) or {}).get(field) for g in games]
+        values = [v for v in values if v is not None]
+        return sum(values) if values else None
+
+    cut = [c for c in (_cut_off(g, "ours") for g in ours) if c is not None]
+    fallbacks = sum((g.get("ours_stats") or {}).get("fallbacks", 0) + (g.get("ours_honest") or {}).get("fallbacks", 0)
+                    for g in ours)
+    reasons: dict[str, int] = {}
+    for g in ours:
+        for source in (g.get("ours_honest") or {}, g.get("ours_stats") or {}):
+            for text, n in (source.get("reasons") or {}).items():
+                reasons[text] = reasons.get(text, 0) + n
+    return {"engine_calls": total(ours, "ours", "calls"), "cut_off": sum(cut) if cut else None,
+            "opponent_cut_off": total(ours, "opponent", "cut_off"),
+            "baseline_cut_off": total(baseline, "ours", "cut_off"),
+            "fallbacks": fallbacks, "fallback_reasons": reasons}
 
 
 def summarize(games: Iterable[dict], baseline: str = BASELINE) -> dict:

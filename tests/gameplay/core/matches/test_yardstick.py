@@ -92,3 +92,46 @@ def test_a_pair_is_the_same_game_twice_when_the_players_agree(engine):
     assert first["ours_decisions"] > 10 and first["ours_cpu_seconds"] <= first["cpu_seconds"]
     twin = strength.compare(strength.pairs([{**first, "player": "twin"}, again], "twin", baseline="engine:Easy"))
     assert twin["pairs"] == 1 and twin["discordant"] == 0
+
+
+def test_cut_off_calls_and_fallbacks_are_reported_per_player():
+    """Nothing may hit the engine's wall-clock cap unnoticed: the bench's meter of each side's AI calls (or an
+    ensemble's own count) and the decisions that fell back to the real game are summed per player."""
+    games = []
+    for s in range(4):
+        ours = {**_game(s, 0, "ensemble:VeryHard:8", 1.0 if s else 0.0),
+                "engine_calls": {"ours": {"calls": 10, "cut_off": s, "seconds": 3.0},
+                                 "opponent": {"calls": 5, "cut_off": 1, "seconds": 1.0}},
+                "ours_stats": {"cut_off": s, "fallbacks": 1 if s == 3 else 0,
+                               "reasons": {"no copy could be loaded": 1} if s == 3 else {}}}
+        base = {**_game(s, 0, strength.BASELINE, 0.0), "engine_calls": {"ours": {"calls": 4, "cut_off": 2}},
+                "ours_honest": {"honest": 4, "fallbacks": 0, "reasons": {}}}
+        games += [ours, base]
+    # a record without the meter: the ensemble's own count stands in
+    games += [{**_game(9, 0, "ensemble:VeryHard:8", 1.0), "ours_stats": {"cut_off": 5, "fallbacks": 0}},
+              _game(9, 0, strength.BASELINE, 1.0)]
+    # an honest engine player's counted fallback
+    games += [{**_game(9, 0, "engine:VeryHard!peek", 1.0),
+               "ours_honest": {"honest": 3, "fallbacks": 2, "reasons": {"copiable trigger origins": 2}}}]
+    summary = strength.summarize(games)
+    a = summary["ensemble:VeryHard:8"]["all"]
+    assert a["cut_off"] == 0 + 1 + 2 + 3 + 5 and a["engine_calls"] == 40
+    assert a["opponent_cut_off"] == 4 and a["baseline_cut_off"] == 8
+    assert a["fallbacks"] == 1 and a["fallback_reasons"] == {"no copy could be loaded": 1}
+    peek = summary["engine:VeryHard!peek"]["all"]
+    assert peek["fallbacks"] == 2 and peek["cut_off"] is None  # not metered, and no count of its own: unknown, not 0
+
+
+def test_an_ensemble_player_runs_on_the_jobs_threads_and_reports_its_votes(engine):
+    """``job["workers"]``: the bench's one-search-per-core rule reaches the ensemble; its statistics (cut-off calls,
+    fallbacks) land in the game's record."""
+    cards = {name: deck["main"] for name, deck in sample_deck_lists().items()}
+    job = {**strength.jobs([("mono_red_aggro", "mono_white_weenie")], seeds=1, seed=31, opponent="engine:Easy",
+                           max_decisions=40)[0], "workers": 1}
+    sides = []
+    game = strength.play(engine, job, "ensemble:Easy:2", cards, on_turn=sides.append)
+    assert not game.get("error") and game["player"] == "ensemble:Easy:2" and game["ours_workers"] == 1
+    stats = game["ours_stats"]
+    assert stats["decisions"] == game["ours_decisions"] > 5
+    assert {"cut_off", "fallbacks", "refused", "split", "unanimous"} <= set(stats)
+    assert set(sides) == {"ours", "opponent"} and len(sides) == game["decisions"]
