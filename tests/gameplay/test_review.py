@@ -26,9 +26,10 @@ NAMES = {"mono_red_aggro": "Mono red", "dimir_terror": "Dimir", "mono_blue_faeri
 
 
 def finished_game(owner=None, session_key: str = "", seed: int = 27, *, person: str = "mono_red_aggro",
-                  ai: str = "dimir_terror", players=None) -> tuple[PlayedGame, set[str]]:
+                  ai: str = "dimir_terror", players=None, secret: bool = True) -> tuple[PlayedGame, set[str]]:
     """A whole game (by default the engine's Easy AI in the person's seat, VeryEasy opposite) stored as the site
-    stores one: decks, seed, first player and every move; and the names of the AI's cards the person never saw."""
+    stores one: decks, seed, first player and every move; and the names of the AI's cards the person never saw
+    (``secret``: else an empty set, without the replay that finds them)."""
     from gameplay import carddb
     from gameplay.core.matches.players import EnginePlayer, play_game
 
@@ -47,7 +48,7 @@ def finished_game(owner=None, session_key: str = "", seed: int = 27, *, person: 
         opponent="engine:VeryEasy", human_seat=0, seed=seed, first_player=0, moves=moves, decisions=len(moves),
         state=json.dumps(state), status="finished",
         result={"winner": winner, "you_won": winner == 0, "draw": winner is None}, turn=game.turn)
-    return row, never_seen(engine, lists, moves, seed=seed, first_player=0, seat=0)
+    return row, never_seen(engine, lists, moves, seed=seed, first_player=0, seat=0) if secret else set()
 
 
 @pytest.fixture
@@ -132,7 +133,7 @@ def test_a_review_marks_every_skipped_land_drop(game_env, advice_worker, small_r
     settings.GAME_REVIEW_MAX_DECISIONS = 40
     user, client = signed_in(django_user_model, "ana")
     row, _ = finished_game(owner=user, person="mono_blue_faeries", ai="mono_red_aggro",
-                           players=(PassPlayer(), EnginePlayer("VeryEasy", seed=27)))
+                           players=(PassPlayer(), EnginePlayer("VeryEasy", seed=27)), secret=False)
     assert row.result["winner"] == 1
     skipped = skipped_land_drops(carddb.get_engine(), (deck_list("mono_blue_faeries"), deck_list("mono_red_aggro")),
                                  row.moves, seed=27, first_player=0, seat=0)
@@ -172,7 +173,7 @@ def test_a_game_still_being_played_cannot_be_reviewed(game_env, small_reviews, d
 
 def test_the_sweep_runs_again_a_review_whose_worker_died(game_env, settings, django_user_model):  # noqa: F811
     user, _ = signed_in(django_user_model, "ana")
-    row, _ = finished_game(owner=user, seed=5)
+    row, _ = finished_game(owner=user, seed=5, secret=False)
     review, fresh = service.start_review(row)
     assert fresh and review.status == "queued"
     long_ago = timezone.now() - timedelta(seconds=settings.MTG_JOB_STALE_SECONDS + 5)
