@@ -204,3 +204,29 @@ def test_a_finished_game_keeps_the_ais_unseen_cards_hidden(game_env, django_user
     assert api.status_code == 200 and page.status_code == 200
     assert_no_leak(api.json(), secret, "the finished game's API answer")
     assert_no_leak(page.content.decode(), secret, "the finished game's page")
+
+
+def test_a_review_stored_by_the_old_judge_still_reads(django_user_model):
+    """A review stored before the ensemble judge (no ``judge``, values instead of vote shares) shows its mistakes
+    as it did; one stored by the ensemble shows the shares and the rule."""
+    user, client = signed_in(django_user_model, "ana")
+    row = PlayedGame.objects.create(owner=user, human_deck_name="Mono red", human_deck=[], ai_deck_name="Dimir",
+                                    ai_deck=[], opponent="engine:VeryEasy", human_seat=0, seed=1, first_player=0,
+                                    moves=[], decisions=0, state="{}", status="finished", result={"winner": 1})
+    old = {"seat": 0, "turns": [{"turn": 1, "estimate": 0.5}], "mistakes": 1, "reviewed": 1, "not_reviewed": 0,
+           "settings": {"level": "flat", "seconds": 6.0, "simulations": 2, "max_decisions": 40, "margin": 0.1,
+                        "determinizations": 4},
+           "decisions": [{"move": 3, "turn": 1, "phase": "PreCombatMain", "played": "Pass priority", "played_value": 0.2,
+                          "best": "Play Mountain", "best_value": 0.45, "loss": 0.25, "mistake": True,
+                          "line": ["Play Mountain"], "alternatives": [], "estimate": 0.45, "forced": False}]}
+    review = GameReview.objects.create(game=row, status="done", progress=1.0, result=old, settings=old["settings"])
+    page = client.get(f"/games/{row.pk}/review/")
+    text = page.content.decode()
+    assert page.status_code == 200 and text.count('class="mistake"') == 1 and "0.45" in text and "2 simulations" in text
+    assert 'id="review-rule"' not in text
+    new = {**old, "judge": "ensemble", "settings": service.review_settings().to_dict(),
+           "decisions": [{**old["decisions"][0], "played_share": 0.0, "best_share": 1.0, "votes": 4, "same": False}]}
+    GameReview.objects.filter(pk=review.pk).update(result=new)
+    text = client.get(f"/games/{row.pk}/review/").content.decode()
+    assert text.count('class="mistake"') == 1 and "100%" in text and "of 4" in text and 'id="review-rule"' in text
+    assert client.get(f"/api/games/{row.pk}/review").json()["result"]["decisions"][0]["played_share"] == 0.0
