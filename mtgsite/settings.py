@@ -319,6 +319,10 @@ GAME_ADVICE_SPREAD_MIN_SECONDS = float(env("GAME_ADVICE_SPREAD_MIN_SECONDS", "10
 # The game review (gameplay.review, gameplay.core.matches.decision_review.ReviewSettings): the advisor level and search budget
 # of each reviewed decision (seconds, simulations per candidate move), how many decisions at most, and the value
 # gap that marks a mistake.
+GAME_REVIEW_JUDGE = env("GAME_REVIEW_JUDGE", "ensemble")  # or "search": the old advisor-search judge
+GAME_REVIEW_COPIES = int(env("GAME_REVIEW_COPIES", "6"))  # the ensemble judge: VeryHard on this many honest copies
+GAME_REVIEW_SETTLE = int(env("GAME_REVIEW_SETTLE", "4"))  # ...stopping once this many agree
+GAME_REVIEW_WORKERS = int(env("GAME_REVIEW_WORKERS", "2"))  # ...asked this many at once (threads)
 GAME_REVIEW_LEVEL = env("GAME_REVIEW_LEVEL", "flat")
 GAME_REVIEW_SECONDS = float(env("GAME_REVIEW_SECONDS", "6"))
 GAME_REVIEW_SIMULATIONS = int(env("GAME_REVIEW_SIMULATIONS", "2"))  # per candidate move

@@ -23,7 +23,10 @@ WORKER_LOST = "the worker reviewing this game stopped (killed or lost); it was t
 
 
 def review_settings() -> ReviewSettings:
-    return ReviewSettings(level=settings.GAME_REVIEW_LEVEL, seconds=settings.GAME_REVIEW_SECONDS,
+    """The site's review settings (``GAME_REVIEW_*``): the ensemble judge by default."""
+    return ReviewSettings(judge=settings.GAME_REVIEW_JUDGE, copies=settings.GAME_REVIEW_COPIES,
+                          settle=settings.GAME_REVIEW_SETTLE, workers=settings.GAME_REVIEW_WORKERS,
+                          level=settings.GAME_REVIEW_LEVEL, seconds=settings.GAME_REVIEW_SECONDS,
                           simulations=settings.GAME_REVIEW_SIMULATIONS, max_decisions=settings.GAME_REVIEW_MAX_DECISIONS,
                           margin=settings.GAME_REVIEW_MISTAKE_MARGIN)
 
@@ -83,7 +86,8 @@ def run_review(review_id: int) -> dict | None:
     game = review.game
     try:
         with recovery.heartbeat(rows):
-            result = _review(game, ReviewSettings(**review.settings) if review.settings else review_settings(), progress)
+            result = _review(game, ReviewSettings.from_dict(review.settings) if review.settings else review_settings(),
+                             progress)
     except (EngineError, PlayError) as exc:
         return _finish(rows, error=f"the game could not be replayed: {exc}")
     except Exception as exc:  # noqa: BLE001 - a bug must not kill the worker; the page says what failed

@@ -22,34 +22,39 @@ from tests.leaks import assert_no_leak
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def finished_game(owner=None, session_key: str = "", seed: int = 27) -> tuple[PlayedGame, set[str]]:
-    """A whole game (the engine's Easy AI in the person's seat, VeryEasy opposite) stored as the site stores one:
-    decks, seed, first player and every move; and the names of the AI's cards the person never saw."""
+NAMES = {"mono_red_aggro": "Mono red", "dimir_terror": "Dimir", "mono_blue_faeries": "Mono blue faeries"}
+
+
+def finished_game(owner=None, session_key: str = "", seed: int = 27, *, person: str = "mono_red_aggro",
+                  ai: str = "dimir_terror", players=None, secret: bool = True) -> tuple[PlayedGame, set[str]]:
+    """A whole game (by default the engine's Easy AI in the person's seat, VeryEasy opposite) stored as the site
+    stores one: decks, seed, first player and every move; and the names of the AI's cards the person never saw
+    (``secret``: else an empty set, without the replay that finds them)."""
     from gameplay import carddb
     from gameplay.core.matches.players import EnginePlayer, play_game
 
     engine = carddb.get_engine()
-    game = engine.new_game(deck_list("mono_red_aggro"), deck_list("dimir_terror"), seed=seed, first_player=0)
+    lists = (deck_list(person), deck_list(ai))
+    game = engine.new_game(*lists, seed=seed, first_player=0)
     moves = []
-    play_game(game, (EnginePlayer("Easy"), EnginePlayer("VeryEasy")),
+    play_game(game, players or (EnginePlayer("Easy"), EnginePlayer("VeryEasy")),
               on_decision=lambda g, seat, action: moves.append([seat, action.key]))
     state = game.state()
     winner = (game.result() or {}).get("winner")
     decks = sample_deck_lists()
     row = PlayedGame.objects.create(
-        owner=owner, session_key=session_key, human_deck_name="Mono red", human_deck=decks["mono_red_aggro"]["main"],
-        ai_deck_name="Dimir", ai_deck=decks["dimir_terror"]["main"], opponent="engine:VeryEasy", human_seat=0,
-        seed=seed, first_player=0, moves=moves, decisions=len(moves), state=json.dumps(state), status="finished",
+        owner=owner, session_key=session_key, human_deck_name=NAMES.get(person, person),
+        human_deck=decks[person]["main"], ai_deck_name=NAMES.get(ai, ai), ai_deck=decks[ai]["main"],
+        opponent="engine:VeryEasy", human_seat=0, seed=seed, first_player=0, moves=moves, decisions=len(moves),
+        state=json.dumps(state), status="finished",
         result={"winner": winner, "you_won": winner == 0, "draw": winner is None}, turn=game.turn)
-    return row, never_seen(engine, (deck_list("mono_red_aggro"), deck_list("dimir_terror")), moves, seed=seed,
-                           first_player=0, seat=0)
+    return row, never_seen(engine, lists, moves, seed=seed, first_player=0, seat=0) if secret else set()
 
 
 @pytest.fixture
 def small_reviews(settings):
     settings.GAME_REVIEW_MAX_DECISIONS = 2
-    settings.GAME_REVIEW_SIMULATIONS = 1
-    settings.GAME_REVIEW_SECONDS = 4
+    settings.GAME_REVIEW_COPIES, settings.GAME_REVIEW_SETTLE, settings.GAME_REVIEW_WORKERS = 4, 3, 2
 
 
 def signed_in(django_user_model, name):
@@ -114,6 +119,41 @@ def test_a_review_runs_as_a_job_and_only_its_owner_sees_it(game_env, advice_work
     assert Client().get(api).status_code == 404  # anonymous
 
 
+@pytest.mark.timeout(900)  # ~10 judged decisions of 4 VeryHard calls each: minutes on a loaded 2-core machine
+def test_a_review_marks_every_skipped_land_drop(game_env, advice_worker, small_reviews,  # noqa: F811
+                                               django_user_model, settings):
+    """The game of issue 29: the person passes every decision (never plays a land; mono-blue faeries against
+    mono-red, VeryEasy) until it loses on turn 10. Its review, run as the site runs one (the job; a real worker on
+    the services stack), marks every skipped land drop a mistake with a land as the better line, and the page
+    lists them."""
+    from gameplay import carddb
+    from gameplay.core.matches.decision_review import skipped_land_drops
+    from gameplay.core.matches.players import EnginePlayer, PassPlayer
+
+    settings.GAME_REVIEW_MAX_DECISIONS = 40
+    user, client = signed_in(django_user_model, "ana")
+    row, _ = finished_game(owner=user, person="mono_blue_faeries", ai="mono_red_aggro",
+                           players=(PassPlayer(), EnginePlayer("VeryEasy", seed=27)), secret=False)
+    assert row.result["winner"] == 1
+    skipped = skipped_land_drops(carddb.get_engine(), (deck_list("mono_blue_faeries"), deck_list("mono_red_aggro")),
+                                 row.moves, seed=27, first_player=0, seat=0)
+    assert len(skipped) >= 8, skipped  # both main phases of each of its turns
+    api = f"/api/games/{row.pk}/review"
+    assert client.post(api).status_code == 202
+    body = wait_done(client, api, timeout=600)
+    assert body["status"] == "done", body
+    result = body["result"]
+    assert result["judge"] == "ensemble" and result["not_reviewed"] == 0
+    judged = {d["move"]: d for d in result["decisions"]}
+    missed = [i for i in skipped if not (judged.get(i) or {}).get("mistake")]
+    assert not missed, [judged.get(i) for i in missed]
+    for i in skipped:
+        assert judged[i]["played"] == "Pass priority" and judged[i]["best"].startswith("Play ")
+    page = client.get(f"/games/{row.pk}/review/").content.decode()
+    assert page.count('class="mistake"') == result["mistakes"] >= len(skipped)
+    assert 'id="review-rule"' in page and all(judged[i]["best"] in page for i in skipped)
+
+
 def test_a_game_still_being_played_cannot_be_reviewed(game_env, small_reviews, django_user_model):  # noqa: F811
     from gameplay.play import session
 
@@ -133,7 +173,7 @@ def test_a_game_still_being_played_cannot_be_reviewed(game_env, small_reviews, d
 
 def test_the_sweep_runs_again_a_review_whose_worker_died(game_env, settings, django_user_model):  # noqa: F811
     user, _ = signed_in(django_user_model, "ana")
-    row, _ = finished_game(owner=user, seed=5)
+    row, _ = finished_game(owner=user, seed=5, secret=False)
     review, fresh = service.start_review(row)
     assert fresh and review.status == "queued"
     long_ago = timezone.now() - timedelta(seconds=settings.MTG_JOB_STALE_SECONDS + 5)
@@ -164,3 +204,29 @@ def test_a_finished_game_keeps_the_ais_unseen_cards_hidden(game_env, django_user
     assert api.status_code == 200 and page.status_code == 200
     assert_no_leak(api.json(), secret, "the finished game's API answer")
     assert_no_leak(page.content.decode(), secret, "the finished game's page")
+
+
+def test_a_review_stored_by_the_old_judge_still_reads(django_user_model):
+    """A review stored before the ensemble judge (no ``judge``, values instead of vote shares) shows its mistakes
+    as it did; one stored by the ensemble shows the shares and the rule."""
+    user, client = signed_in(django_user_model, "ana")
+    row = PlayedGame.objects.create(owner=user, human_deck_name="Mono red", human_deck=[], ai_deck_name="Dimir",
+                                    ai_deck=[], opponent="engine:VeryEasy", human_seat=0, seed=1, first_player=0,
+                                    moves=[], decisions=0, state="{}", status="finished", result={"winner": 1})
+    old = {"seat": 0, "turns": [{"turn": 1, "estimate": 0.5}], "mistakes": 1, "reviewed": 1, "not_reviewed": 0,
+           "settings": {"level": "flat", "seconds": 6.0, "simulations": 2, "max_decisions": 40, "margin": 0.1,
+                        "determinizations": 4},
+           "decisions": [{"move": 3, "turn": 1, "phase": "PreCombatMain", "played": "Pass priority", "played_value": 0.2,
+                          "best": "Play Mountain", "best_value": 0.45, "loss": 0.25, "mistake": True,
+                          "line": ["Play Mountain"], "alternatives": [], "estimate": 0.45, "forced": False}]}
+    review = GameReview.objects.create(game=row, status="done", progress=1.0, result=old, settings=old["settings"])
+    page = client.get(f"/games/{row.pk}/review/")
+    text = page.content.decode()
+    assert page.status_code == 200 and text.count('class="mistake"') == 1 and "0.45" in text and "2 simulations" in text
+    assert 'id="review-rule"' not in text
+    new = {**old, "judge": "ensemble", "settings": service.review_settings().to_dict(),
+           "decisions": [{**old["decisions"][0], "played_share": 0.0, "best_share": 1.0, "votes": 4, "same": False}]}
+    GameReview.objects.filter(pk=review.pk).update(result=new)
+    text = client.get(f"/games/{row.pk}/review/").content.decode()
+    assert text.count('class="mistake"') == 1 and "100%" in text and "of 4" in text and 'id="review-rule"' in text
+    assert client.get(f"/api/games/{row.pk}/review").json()["result"]["decisions"][0]["played_share"] == 0.0

@@ -41,6 +41,18 @@ class RandomPlayer:
         return self.rng.choice(game.legal_actions(seat))
 
 
+class PassPlayer:
+    """Passes priority whenever it may, keeps its opening hand, else takes the first legal action (a discard to
+    hand size): the player who never plays a land or a spell, whose review must mark every skipped land drop."""
+
+    name = "pass"
+
+    def choose(self, game: Game, seat: int) -> Action:
+        legal = game.legal_actions(seat)
+        return (next((a for a in legal if a.kind == "PassPriority"), None)
+                or next((a for a in legal if "keep" in a.label.lower()), legal[0]))
+
+
 class EnginePlayer:
     """The rules engine's built-in AI at one difficulty, deciding on an honest copy of what its seat can see
     (``honest_ai_action``: hidden cards re-dealt, a fresh engine seed from ``seed``). ``peek=True`` (the spec

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from gameplay.core.matches.players import EnginePlayer, play_game
-from gameplay.core.matches.decision_review import ReviewSettings, mark_mistakes, positions, review_game
+from gameplay.core.matches.players import EnginePlayer, PassPlayer, play_game
+from gameplay.core.matches.decision_review import (ReviewSettings, mark_mistakes, positions, review_game,
+                                                   skipped_land_drops)
 from gameplay.core.search.base import Recommendation
 from gameplay.core.engine.adapter import Action
 from gameplay.core.engine.seatview import hidden_names, on_one_scale, recommendation_dict
@@ -23,6 +24,26 @@ def test_a_mistake_is_a_clear_gap_to_the_advisors_choice():
     assert [d["mistake"] for d in decisions] == [True, False, False, False, False]
     assert decisions[0]["loss"] == pytest.approx(0.15) and decisions[3]["loss"] is None
     assert [d["mistake"] for d in mark_mistakes(decisions, margin=0.2)] == [False] * 5
+
+
+def test_a_mistake_is_a_move_the_ensemble_clearly_rejects():
+    def d(played_share, best_share, votes=4, same=False, played_value=0.5, best_value=0.6, fallback=None):
+        return {"played_share": played_share, "best_share": best_share, "votes": votes, "same": same,
+                "played_value": played_value, "best_value": best_value, "fallback": fallback}
+
+    decisions = mark_mistakes([
+        d(0.0, 1.0, played_value=None, best_value=None),  # every copy chose another move: a mistake, no value needed
+        d(0.25, 0.75),                                    # one copy in four agreed, the search sides with the choice
+        d(0.25, 0.75, best_value=0.4),                    # the copies split on it and the search sides with the move
+        d(0.25, 0.75, played_value=None),                 # split, no value: no verdict
+        d(0.5, 0.5),                                      # half the copies played it
+        d(0.0, 0.34),                                     # no move got a clear share (three-way split)
+        d(0.0, 1.0, votes=2),                             # too few votes
+        d(1.0, 1.0, same=True),                           # the ensemble's own choice
+        d(0.0, 1.0, fallback="no copy could be loaded"),  # the real game decided: no verdict
+    ], margin=0.1)
+    assert [x["mistake"] for x in decisions] == [True, True, False, False, False, False, False, False, False]
+    assert decisions[0]["loss"] is None and decisions[1]["loss"] == pytest.approx(0.1)
 
 
 def _rec(value_of_best=0.68):
@@ -66,9 +87,43 @@ def reviewed(engine, played):
     decks, moves, _ = played
     seen = []
     out = review_game(engine, decks, moves, seed=27, first_player=0, seat=0,
-                      settings=ReviewSettings(seconds=8.0, simulations=1, max_decisions=3, determinizations=1),
+                      settings=ReviewSettings(copies=4, settle=2, max_decisions=3, determinizations=1),
                       on_progress=lambda done, total: seen.append((done, total)))
     return out, seen
+
+
+QUICK = dict(copies=4, settle=3, workers=2, determinizations=1, max_decisions=60)  # unanimous: 4 votes
+
+
+@pytest.fixture(scope="module")
+def passed(engine):
+    """Seat 0 passes every decision (never plays a land) for 6 turns against VeryEasy: mono red vs dimir, seed 27."""
+    decks = (deck_list("mono_red_aggro"), deck_list("dimir_terror"))
+    game = engine.new_game(*decks, seed=27, first_player=0)
+    players, moves = (PassPlayer(), EnginePlayer("VeryEasy", seed=27)), []
+    while not game.is_over() and game.turn <= 6:
+        seat = game.seat_to_act()
+        assert seat is not None
+        moves.append([seat, game.apply_or_next(seat, players[seat].choose(game, seat)).key])
+    return decks, moves
+
+
+def test_every_skipped_land_drop_is_a_mistake(engine, passed):
+    """The person who passes every decision: each pass in its own main phase with a land playable is marked a
+    mistake, the ensemble's better line a land (the old judge, 2 simulations a decision, called "Pass priority"
+    and "Play Island" equal on turn 1 and marked 2 of 10)."""
+    decks, moves = passed
+    skipped = skipped_land_drops(engine, decks, moves, seed=27, first_player=0, seat=0)
+    assert len(skipped) >= 5, skipped  # two a turn (both main phases) on each of its turns
+    out = review_game(engine, decks, moves, seed=27, first_player=0, seat=0, settings=ReviewSettings(**QUICK))
+    judged = {d["move"]: d for d in out["decisions"]}
+    assert out["not_reviewed"] == 0 and set(skipped) <= set(judged)
+    for index in skipped:
+        d = judged[index]
+        assert d["mistake"], d
+        assert d["played"] == "Pass priority" and d["played_share"] <= 0.25 and d["best_share"] >= 0.4
+        assert d["line"] == [d["best"]] and d["best"] != "Pass priority"
+    assert out["mistakes"] == sum(d["mistake"] for d in out["decisions"]) >= len(skipped)
 
 
 def test_review_of_a_real_game(played, reviewed):
@@ -78,11 +133,16 @@ def test_review_of_a_real_game(played, reviewed):
     assert 1 <= out["reviewed"] <= 3 and out["not_reviewed"] > 0
     assert out["turns"] and all(0 <= t["estimate"] <= 1 for t in out["turns"])
     assert [t["turn"] for t in out["turns"]] == sorted({t["turn"] for t in out["turns"]})
+    assert out["judge"] == "ensemble" and out["settings"]["copies"] == 4
     for d in out["decisions"]:
         assert d["played_key"] == moves[d["move"]][1] and moves[d["move"]][0] == 0
-        assert d["best_value"] is not None and d["played_value"] is not None  # the move played is always searched
-        assert d["mistake"] == (d["best_key"] != d["played_key"] and d["best_value"] - d["played_value"] >= 0.1)
-        assert d["estimate"] == next(a["value"] for a in d["alternatives"] if a["label"] == d["best"])
+        assert d["votes"] >= 2 and 0 <= d["played_share"] <= 1 and 0 < d["best_share"] <= 1
+        assert sum(a["share"] for a in d["alternatives"]) == pytest.approx(1.0, abs=0.01)
+        if d["same"]:  # the ensemble chose the move played: no gap to measure, never a mistake
+            assert d["played_share"] == d["best_share"] and not d["mistake"] and d["loss"] is None
+        else:  # the value gap is measured on the vote's copies
+            assert d["best_value"] is not None and d["played_value"] is not None
+        assert d["mistake"] == mark_mistakes([dict(d)], 0.1)[0]["mistake"]
 
 
 def test_the_review_names_no_card_the_player_could_not_see(engine, played, reviewed):
