@@ -518,15 +518,21 @@ def _fmt(v, spec=""):
     return "-" if v is None else format(v, spec)
 
 
+def player_order(name: str) -> tuple:
+    """Ensembles by level and k first, then the rest by name (the order of the table)."""
+    m = _ENSEMBLE_K.match(name)
+    return (0, m["level"], int(m["k"]), "") if m else (1, "", 0, name)
+
+
 def table(summary: dict, advisor_default: str | None = None) -> str:
     """The per-player table the run prints (and the docs quote)."""
-    head = (f"{'player':<24} {'pairs':>5} {'win':>6} {'95% CI':>15} {'base':>6} {'better/worse':>12} {'disc':>5} "
+    head = (f"{'player':<38} {'pairs':>5} {'win':>6} {'95% CI':>15} {'base':>6} {'better/worse':>12} {'disc':>5} "
             f"{'p':>6} {'cpu s/game':>10} {'max':>6} {'cut-off':>7} {'fallbk':>6}")
     lines = [head]
-    for player, s in summary.items():
-        a = s["all"]
+    for player in sorted(summary, key=player_order):
+        a = summary[player]["all"]
         name = player + (" (advisor default)" if player == advisor_default else "")
-        lines.append(f"{name:<24} {a['pairs']:>5} {_fmt(a['win_rate'], '.3f'):>6} {str(a['ci95']):>15} "
+        lines.append(f"{name:<38} {a['pairs']:>5} {_fmt(a['win_rate'], '.3f'):>6} {str(a['ci95']):>15} "
                      f"{_fmt(a['baseline_win_rate'], '.3f'):>6} {a['better']:>6}/{a['worse']:<5} "
                      f"{_fmt(a['discordant_share'], '.2f'):>5} {a['sign_test_p']:>6} "
                      f"{_fmt(a['cpu_seconds_per_game']):>10} {_fmt(a['cpu_seconds_max']):>6} "
@@ -658,6 +664,7 @@ def write_yardstick(out_path: Path, games: list[dict], baseline: str, advisor_de
 
     counted = [g for g in games if not set(g["decks"]) & set(exclude)]
     summary = strength.summarize(counted, baseline)
+    summary = {p: summary[p] for p in sorted(summary, key=player_order)}
     base_cpu = [g["cpu_seconds"] for g in counted if g["player"] == baseline]
     base_mean = sum(base_cpu) / len(base_cpu) if base_cpu else 0.0
     # a pair is our game and the baseline's (played once, shared by every player)
@@ -690,6 +697,8 @@ def write_yardstick(out_path: Path, games: list[dict], baseline: str, advisor_de
 
 
 def replot_yardstick(path: Path, baseline: str, advisor_default: str | None, exclude: list[str]) -> int:
+    if not path.is_file():
+        raise SystemExit(f"--replot: no results file {path}")
     report = json.loads(path.read_text(encoding="utf-8"))
     summary = write_yardstick(path, report["games"], baseline, advisor_default, exclude, report.get("commands", []),
                               load_pool(), (report.get("pool") or {}).get("pairings", "close"), time.time())
