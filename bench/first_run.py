@@ -230,11 +230,15 @@ def combine(previous: dict | None, sections: dict, stack: str) -> dict:
     ordered = {name: kept[name] for name in (section_name(False), section_name(True)) if name in kept}
     headline = {}
     for name, sec in ordered.items():
+        # a run cut short (no 200 before --timeout) has no time to the first page: None, and says so
         headline[f"{name}_minutes"] = sec["excluding_install_minutes" if name == section_name(False)
-                                          else "to_first_200_minutes"]
+                                          else "to_first_200_minutes"] if sec["answered_200"] else None
+        if not sec["answered_200"]:
+            headline[f"{name}_cut_short_after_minutes"] = sec["to_first_200_minutes"]
         headline[f"{name}_longest_silence_seconds"] = sec["longest_silence_seconds"]
-    if section_name(True) in ordered:
-        headline["install_seconds"] = ordered[section_name(True)]["install_seconds"]
+    if section_name(True) in ordered:  # None when the run was cut short before the install ended
+        included = ordered[section_name(True)]
+        headline["install_seconds"] = included["install_seconds"] if "migrate" in included["steps"] else None
     if section_name(False) in ordered:
         headline["within_target"] = ordered[section_name(False)]["within_target"]
     headline["silent_steps"] = sorted({f"{step} ({name})" for name, sec in ordered.items()
@@ -280,7 +284,8 @@ def main(argv=None) -> int:
         result = combine(_previous(args.output), {section_name(include_install): section}, args.stack)
         write_result(result, args.output)
         ok = ok and section["answered_200"]
-        print(f"{section_name(include_install)}: first 200 after {section['to_first_200_seconds']}s "
+        answer = "first 200 after" if section["answered_200"] else "no 200 (cut short) after"
+        print(f"{section_name(include_install)}: {answer} {section['to_first_200_seconds']}s "
               f"({section['excluding_install_seconds']}s without the install; target {TARGET_SECONDS}s)")
         for name, step in section["steps"].items():
             flag = f"  SILENT > {SILENT_SECONDS:g} s after: {step['silent_after']}" if step["silent"] else ""

@@ -52,7 +52,7 @@ def test_a_run_cut_short_lists_only_the_steps_begun():
 def _section(include_install: bool, install: float, total: float, commit: str) -> dict:
     steps = split_steps([(install, "== stack: embedded"), (install + 0.1, "== debug: on"),
                          (install + 5, "decks: importing (import_decks)")], end=total)
-    return {"commit": commit, "include_install": include_install, "to_first_200_seconds": total,
+    return {"commit": commit, "include_install": include_install, "answered_200": True, "to_first_200_seconds": total,
             "to_first_200_minutes": round(total / 60, 2), "install_seconds": steps["install"]["seconds"],
             "excluding_install_minutes": round((total - install) / 60, 2), "within_target": total - install <= 480,
             "longest_silence_seconds": max(s["longest_silence_seconds"] for s in steps.values()),
@@ -84,3 +84,13 @@ def test_the_md_lists_every_step_of_both_runs():
         rows = [line.split(" | ")[0].strip("| ") for line in table.splitlines()[2:]]
         assert rows == list(doc[kind]["steps"]), kind  # "decks" too, though raw detail of that name is not
         assert "longest_silence_seconds" in table and "silent_after" in table
+
+
+def test_a_run_cut_short_has_no_time_to_the_first_page_in_the_headline():
+    cut = {**_section(True, 120.0, 600.0, "eee"), "answered_200": False}
+    doc = combine(None, {"install_included": cut}, "embedded")
+    assert doc["headline"]["install_included_minutes"] is None
+    assert doc["headline"]["install_included_cut_short_after_minutes"] == 10.0
+    assert doc["headline"]["install_seconds"] == 120.1  # the install itself was whole
+    unfinished = {**cut, "steps": {"install": {**cut["steps"]["install"], "seconds": 600.0}}}
+    assert combine(None, {"install_included": unfinished}, "embedded")["headline"]["install_seconds"] is None
