@@ -96,15 +96,23 @@ def run(label: str, root: Path, argv: list[str], every: float = EVERY, out=sys.s
             elif line.startswith("Installing collected packages"):
                 state["phase"] = "installing"
 
+    def measure():  # walking a full .venv takes seconds on a loaded machine: never in the printing loop
+        while proc.poll() is None:
+            state["written"] = max(tree_bytes(root) - start_bytes, 0)
+            time.sleep(every)
+
+    state["written"] = 0
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
+    threading.Thread(target=measure, daemon=True).start()
     print(f"install: {label}", file=out, flush=True)
-    while proc.poll() is None:
-        reader.join(every)
-        if proc.poll() is None:
-            written = max(tree_bytes(root) - start_bytes, 0)
-            print(status(label, state["phase"], time.monotonic() - t0, written, state["total"], state["found"]),
-                  file=out, flush=True)
+    while True:
+        try:
+            proc.wait(timeout=every)
+            break
+        except subprocess.TimeoutExpired:
+            print(status(label, state["phase"], time.monotonic() - t0, state["written"], state["total"],
+                         state["found"]), file=out, flush=True)
     reader.join()
     elapsed = time.monotonic() - t0
     if proc.returncode:
