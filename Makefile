@@ -35,8 +35,8 @@ run: venv
 	case "$(RUN_DEBUG)" in 1|true|yes|on) echo "== debug: on (DJANGO_DEBUG=1, local use only)";; \
 	  *) echo "== debug: off (DJANGO_DEBUG=$(RUN_DEBUG))";; esac; \
 	if [ $$stack = services ]; then bash scripts/ensure-services.sh; fi; \
-	mkdir -p var && $(PY) manage.py migrate --noinput && \
-	$(PY) manage.py setup_site && \
+	mkdir -p var && $(PY) manage.py migrate --noinput --skip-checks && \
+	echo "== data: importing what is missing (setup_site)" && $(PY) manage.py setup_site && \
 	if [ $$stack = services ]; then \
 	  $(VENV)/bin/celery -A mtgsite worker --loglevel INFO --concurrency 2 >var/worker.log 2>&1 & \
 	  echo "== celery worker started (log: var/worker.log)"; \

@@ -1,22 +1,25 @@
 #!/usr/bin/env python
 """Benchmark: a new user's first ``make run``, from a clean clone to the first HTTP 200.
 
-    python -m bench.first_run [--stack embedded|services] [--include-install] [--port N] [--keep]
+    python -m bench.first_run [--stack embedded|services] [--include-install | --both] [--port N] [--keep]
 
 Clones this checkout's HEAD (committed work only) into a temporary folder with its own ``var/`` (so its own
 SQLite database; on ``--stack services`` the PostgreSQL database ``first_run_bench``, its own Celery queue,
 channel prefix and cache database), ``MTG_DATA_DIR`` pointing at the real data. Without ``--include-install``
 the clone's ``.venv`` is a link to this checkout's (install excluded); with it, ``make run`` creates and fills
-a fresh one (network or wheels needed). Runs ``make run PORT=<free port> STACK=<stack>``, timestamps every
-line of its output (progress-bar updates included), polls ``http://127.0.0.1:<port>/`` until it answers 200,
-then stops the server. Each step's time is cut at the line that starts it (``== stack``, ``cards: importing``,
-...); a step whose output stops for more than 10 s is flagged as silent. Writes
-``bench/results/first_run.json`` and ``.md``.
+a fresh one (network or wheels needed); ``--both`` runs the two one after the other. Runs ``make run
+PORT=<free port> STACK=<stack>``, timestamps every line of its output (progress-bar updates included), polls
+``http://127.0.0.1:<port>/`` until it answers 200, then stops the server. Each step's time is cut at the line
+that starts it (``== stack``, ``cards: importing``, ...); a step whose output stops for more than 10 s is
+flagged as silent, with the line its longest silence followed. Writes ``bench/results/first_run.json`` and
+``.md``: one section per kind of run (``install_excluded``, ``install_included``), each with its own commit,
+date and load averages; a run replaces only its own section, so the other kind's last figures stay.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import re
 import resource
@@ -55,7 +58,8 @@ STEPS = [
 
 def split_steps(events: list[tuple[float, str]], end: float) -> dict:
     """Timestamped output segments (seconds from the start, text) -> ``{step: {seconds, longest_silence_seconds,
-    silent}}`` for the steps that started before ``end`` (the first 200), in order."""
+    silent, silent_after}}`` for the steps that started before ``end`` (the first 200), in order;
+    ``silent_after`` is the segment the longest silence followed (the step's start when nothing came before)."""
     starts = {"install": 0.0}
     for t, text in events:
         for name, pattern in STEPS[1:]:
@@ -66,10 +70,14 @@ def split_steps(events: list[tuple[float, str]], end: float) -> dict:
     out = {}
     for k, (t0, name) in enumerate(ordered):
         t1 = ordered[k + 1][0] if k + 1 < len(ordered) else end
-        times = [t0] + [t for t, _ in events if t0 < t < t1] + [t1]
-        silence = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+        inside = [(t, text) for t, text in events if t0 <= t < t1]
+        # the step's start line is at t0; the gaps run from each segment to the next, the last to t1
+        marks = [(t0, inside[0][1] if inside and inside[0][0] == t0 else f"({name} starts)")]
+        marks += [(t, text) for t, text in inside if t > t0]
+        gaps = [(b - a, text) for (a, text), (b, _) in zip(marks, marks[1:] + [(t1, "")])]
+        silence, after = max(gaps, key=lambda g: g[0], default=(0.0, ""))
         out[name] = {"seconds": round(t1 - t0, 1), "longest_silence_seconds": round(silence, 1),
-                     "silent": silence > SILENT_SECONDS}
+                     "silent": silence > SILENT_SECONDS, "silent_after": after.strip()[:100]}
     return out
 
 
@@ -156,14 +164,16 @@ def stop(proc: subprocess.Popen) -> None:
             continue
 
 
-def measure(args) -> dict:
+def measure(args, include_install: bool) -> dict:
+    """One first ``make run`` from a fresh clone: its section of the result."""
     workdir = Path(tempfile.mkdtemp(prefix="first_run-"))
     clone = workdir / "repo"
-    sha = clean_clone(clone, args.include_install)
+    sha = clean_clone(clone, include_install)
     reset_database(args.stack)
     port = args.port or free_port()
     load_before = os.getloadavg()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()
     proc = subprocess.Popen(["make", "run", f"PORT={port}", f"STACK={args.stack}"], cwd=clone, env=run_env(args.stack),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -177,54 +187,110 @@ def measure(args) -> dict:
     end = answered if answered is not None else time.perf_counter() - t0
     steps = split_steps(out.events, end)
     install = steps.get("install", {}).get("seconds", 0.0)
-    result = {
-        "benchmark": "first_run", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine(load_average_before=[round(x, 2) for x in load_before],
-                           load_average_after=[round(x, 2) for x in os.getloadavg()]),
-        "command": command("first_run"),
-        "shared_machine": "2 cores shared with other agents' builds and tests while this ran: times include that "
-                          "contention (see the load averages)",
-        "stack": args.stack, "commit": sha, "include_install": args.include_install,
+    section = {
+        "date": started.isoformat(timespec="seconds"), "commit": sha, "include_install": include_install,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "answered_200": answered is not None,
         "to_first_200_seconds": round(end, 1),
         "to_first_200_minutes": round(end / 60, 2),
+        "install_seconds": install,
         "excluding_install_seconds": round(end - install, 1),
-        "target_seconds_excluding_install": TARGET_SECONDS,
+        "excluding_install_minutes": round((end - install) / 60, 2),
         "within_target": answered is not None and end - install <= TARGET_SECONDS,
         "cpu_seconds": round(cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime, 1),
-        "steps": steps,
+        "longest_silence_seconds": max((s["longest_silence_seconds"] for s in steps.values()), default=0.0),
         "silent_steps": [name for name, s in steps.items() if s["silent"]],
+        "steps": steps,
         "events": [f"{t:7.1f}s {line}" for t, line in out.lines],
     }
     if args.keep:
-        result["clone"] = str(clone)
+        section["clone"] = str(clone)
     else:
         shutil.rmtree(workdir, ignore_errors=True)
         if args.stack == "services":
             from bench.harness.processes import pg_admin  # noqa: PLC0415 - psycopg only on the services stack
 
             pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    return result
+    return section
+
+
+def section_name(include_install: bool) -> str:
+    return "install_included" if include_install else "install_excluded"
+
+
+def combine(previous: dict | None, sections: dict, stack: str) -> dict:
+    """The result: this run's ``sections`` (``{install_excluded|install_included: section}``) with the other
+    kind's section kept from ``previous`` (the last result) when it measured the same stack; a headline of
+    both."""
+    kept = {}
+    if previous and previous.get("stack") == stack:
+        kept = {name: previous[name] for name in (section_name(False), section_name(True)) if name in previous}
+    kept.update(sections)
+    ordered = {name: kept[name] for name in (section_name(False), section_name(True)) if name in kept}
+    headline = {}
+    for name, sec in ordered.items():
+        # a run cut short (no 200 before --timeout) has no time to the first page: None, and says so
+        headline[f"{name}_minutes"] = sec["excluding_install_minutes" if name == section_name(False)
+                                          else "to_first_200_minutes"] if sec["answered_200"] else None
+        if not sec["answered_200"]:
+            headline[f"{name}_cut_short_after_minutes"] = sec["to_first_200_minutes"]
+        headline[f"{name}_longest_silence_seconds"] = sec["longest_silence_seconds"]
+    if section_name(True) in ordered:  # None when the run was cut short before the install ended
+        included = ordered[section_name(True)]
+        headline["install_seconds"] = included["install_seconds"] if "migrate" in included["steps"] else None
+    if section_name(False) in ordered:
+        headline["within_target"] = ordered[section_name(False)]["within_target"]
+    headline["silent_steps"] = sorted({f"{step} ({name})" for name, sec in ordered.items()
+                                       for step in sec["silent_steps"]})
+    return {
+        "benchmark": "first_run", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "command": command("first_run"),
+        "shared_machine": "2 cores shared with other agents' builds and tests while this ran: times include that "
+                          "contention (see each run's load averages)",
+        "stack": stack,
+        "target_seconds_excluding_install": TARGET_SECONDS,
+        "silent_threshold_seconds": SILENT_SECONDS,
+        "headline": headline,
+        **ordered,
+    }
+
+
+def _previous(path: Path) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stack", choices=["embedded", "services"], default="embedded")
-    ap.add_argument("--include-install", action="store_true", help="time the install too (a fresh .venv)")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--include-install", action="store_true", help="time the install too (a fresh .venv)")
+    which.add_argument("--both", action="store_true", help="install excluded, then included, one after the other")
     ap.add_argument("--port", type=int, help="default: a free port")
     ap.add_argument("--timeout", type=float, default=45 * 60, help="give up after this many seconds")
     ap.add_argument("--keep", action="store_true", help="keep the clone (its var/ and log) for a look")
     ap.add_argument("--echo", action="store_true", help="show make run's output while it runs")
     ap.add_argument("--output", type=Path, default=RESULT)
     args = ap.parse_args(argv)
-    result = measure(args)
-    write_result(result, args.output)
-    print(f"first 200 after {result['to_first_200_seconds']}s ({result['excluding_install_seconds']}s without the "
-          f"install; target {TARGET_SECONDS}s)")
-    for name, step in result["steps"].items():
-        flag = "  SILENT > 10 s" if step["silent"] else ""
-        print(f"  {name:18} {step['seconds']:7.1f}s  longest silence {step['longest_silence_seconds']:5.1f}s{flag}")
-    return 0 if result["answered_200"] else 1
+    kinds = [False, True] if args.both else [args.include_install]
+    ok = True
+    for include_install in kinds:
+        section = measure(args, include_install)
+        # written after each run: a second run cut short leaves the first one's figures
+        result = combine(_previous(args.output), {section_name(include_install): section}, args.stack)
+        write_result(result, args.output)
+        ok = ok and section["answered_200"]
+        answer = "first 200 after" if section["answered_200"] else "no 200 (cut short) after"
+        print(f"{section_name(include_install)}: {answer} {section['to_first_200_seconds']}s "
+              f"({section['excluding_install_seconds']}s without the install; target {TARGET_SECONDS}s)")
+        for name, step in section["steps"].items():
+            flag = f"  SILENT > {SILENT_SECONDS:g} s after: {step['silent_after']}" if step["silent"] else ""
+            print(f"  {name:18} {step['seconds']:7.1f}s  longest silence {step['longest_silence_seconds']:5.1f}s{flag}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

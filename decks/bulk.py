@@ -7,12 +7,15 @@ from django.db import connection
 
 
 def insert_rows(table: str, columns: Sequence[str], rows: Iterable[Sequence], on_conflict_ignore: bool = False,
-                batch_size: int = 50_000) -> int:
+                batch_size: int = 10_000) -> int:
     """Insert plain tuples into ``table``. Returns the number of rows sent.
 
     On PostgreSQL rows stream through ``COPY`` (into a temporary table first when conflicts must be
     ignored, then ``INSERT ... ON CONFLICT DO NOTHING``); on SQLite they go through ``executemany``.
-    Call it inside ``transaction.atomic()`` so a failure leaves no half-written import.
+    Call it inside ``transaction.atomic()`` so a failure leaves no half-written import. On SQLite the rows
+    go ``batch_size`` at a time: an importer's progress bar (over the rows it yields) stands still while one
+    batch is written (50,000 deck-card rows: 2.4 s at load 6 on the 2-core machine, and a 19.7 s stand-still
+    once at load 10 in bench.first_run); 10,000 keep it moving.
     """
     cols = ", ".join(columns)
     sent = 0

@@ -57,11 +57,17 @@ def _leaves(record: dict, prefix: str = "", depth: int = 0, nested: bool = True)
     return out
 
 
+def _record_like(key, value: dict) -> bool:
+    """A dict that can be a table row: any not named as detail, and one named so (a step called "decks") whose
+    values are all figures, as a record of raw detail never is."""
+    return str(key) not in DETAIL or all(_scalar(v) and not isinstance(v, list) for v in value.values())
+
+
 def _records(value: dict) -> dict:
     """``{key: figures}`` of the values of ``value`` that are like records (dicts sharing at least two figure
     names), one table row each; empty when there are fewer than two."""
     for nested in (True, False):  # a table of at most MAX_COLUMNS columns, else the records' own scalars only
-        subs = {k: _leaves(v, nested=nested) for k, v in value.items() if isinstance(v, dict) and str(k) not in DETAIL}
+        subs = {k: _leaves(v, nested=nested) for k, v in value.items() if isinstance(v, dict) and _record_like(k, v)}
         if len(set().union(*subs.values())) <= MAX_COLUMNS:
             break
     shared = set.intersection(*(set(f) for f in subs.values())) if subs else set()

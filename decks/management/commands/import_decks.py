@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import time
 from collections import defaultdict
+from contextlib import ExitStack
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -23,7 +24,7 @@ from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
 from decks.management.importing import DataErrorAsCommandError, data_path, require
-from mtgsite.progress import progress, reading_bar
+from mtgsite.progress import progress, reading_bar, ticking
 from decks.models import Card, Deck, DeckAppearance, DeckCard, Legality
 from decks.services import card_index, save_parsed_deck
 
@@ -35,6 +36,12 @@ def _date(value: str | None):
         return dt.date.fromisoformat(value)
     except ValueError:
         return None
+
+
+# Rates for the bars of the statements that report nothing while they run (their ETAs are estimates): measured
+# by bench/first_run.py on the shared 2-core machine, with room for its load.
+DECK_CARDS_COUNTED_PER_SECOND = 1_000_000
+DECK_CARDS_COMMITTED_PER_SECOND = 1_500_000
 
 
 def update_deck_counts() -> None:
@@ -75,7 +82,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         stats[f"{name}_seconds"] = round(now_ - stage, 2)
         stage = now_
 
-    with transaction.atomic():
+    with ExitStack() as stages, transaction.atomic():
         existing = dict(Deck.objects.filter(source="corpus").values_list("list_hash", "id"))
         fresh: list[CorpusDeck] = [d for h, d in decks.items() if h not in existing]
         now = timezone.now()
@@ -158,9 +165,12 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         lap("legality")
         # 6. How many distinct lists play each card.
         log("counting the lists that play each card")
-        update_deck_counts()
+        with ticking("card counts", expected=stats["deck_cards"] / DECK_CARDS_COUNTED_PER_SECOND):
+            update_deck_counts()
         lap("card_counts")
         log("committing")
+        # the commit itself (the atomic block's end) has a bar on the clock; the stack closes it after
+        stages.enter_context(ticking("committing", expected=stats["deck_cards"] / DECK_CARDS_COMMITTED_PER_SECOND))
 
     stats.update(new_lists=len(fresh), updated_lists=len(changed),
                  unresolved_names=sorted(n for n, cid in resolved.items() if cid is None))

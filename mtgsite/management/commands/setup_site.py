@@ -5,13 +5,18 @@ import time
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from mtgsite.progress import progress as progress_bar
+from mtgsite.progress import progress as progress_bar, ticking
 from decks.models import Card, CardSet, Deck
 from gameplay import carddb
 from gameplay.models import EngineCard
-from decks.completion.datasets import deck_arrays
-from decks.embeddings.service import active_embeddings
 from ml.registry import NoActiveModel
+
+# Rates for the bars of the steps that report nothing while they work (their ETAs are estimates): measured by
+# bench/first_run.py on the shared 2-core machine, with room for its load.
+CHECK_SECONDS = 8.0
+TORCH_SECONDS = 5.0
+DECKS_COUNTED_PER_SECOND = 60_000
+ROWS_ARRANGED_PER_SECOND = 1_000_000
 
 
 class Command(BaseCommand):
@@ -37,26 +42,54 @@ class Command(BaseCommand):
 
     help = "Import the cards, sets and deck corpus from MTG_DATA_DIR when they are not in the database yet."
 
+    def check(self, *args, **kwargs):
+        """Django's system checks, before ``handle``: they load the URL configuration, whose views import torch
+        (``make run``'s migrate skips them, so they run once, here, under a bar)."""
+        with ticking("checks: Django's system checks (the views, torch)", expected=CHECK_SECONDS):
+            return super().check(*args, **kwargs)
+
     def _completion_decks(self):
         """Cache the corpus as arrays now, so the first deck completion does not wait for it (~1 min)."""
-        try:
-            names = active_embeddings().names
-        except NoActiveModel as exc:
-            self.stdout.write(f"completion decks: skipped ({exc})")
+        # torch is loaded here, under a bar, rather than silently before the first line at start-up
+        with ticking("completion decks: loading torch and the card embeddings", expected=TORCH_SECONDS):
+            from decks.completion.datasets import deck_arrays  # noqa: PLC0415 - beside the embeddings, loaded here
+            from decks.embeddings.service import active_embeddings  # noqa: PLC0415 - imports torch
+
+            try:
+                names = active_embeddings().names
+            except NoActiveModel as exc:
+                names, skipped = None, exc
+        if names is None:
+            self.stdout.write(f"completion decks: skipped ({skipped})")
             return
         self.stdout.write("completion decks: caching the corpus as arrays")
         t0 = time.perf_counter()
-        bar = progress_bar(desc="completion decks", unit="row")
+        decks = Deck.objects.filter(source="corpus").count()
+        # Before the first row: the corpus's counts and deck facts (one query each, no progress of their own).
+        prelude = ticking("completion decks: counting the corpus", expected=decks / DECKS_COUNTED_PER_SECOND).start()
+        bar, arranging = None, None
 
         def rows_read(done, total):
-            bar.total = total
+            nonlocal bar, arranging
+            if bar is None:
+                prelude.close()
+                bar = progress_bar(total=total, desc="completion decks", unit="row")
             bar.update(done - bar.n)
-            if done == total:  # the rest is sorting them in numpy, silent for a few seconds
+            if done == total:  # the rest is sorting them in numpy: a bar on the clock
                 bar.close()
                 self.stdout.write(f"completion decks: arranging {total} card rows into decks")
+                arranging = ticking("completion decks: arranging", expected=total / ROWS_ARRANGED_PER_SECOND).start()
 
-        arrays = deck_arrays(names, progress=rows_read)
-        bar.close()
+        ok = False
+        try:
+            arrays = deck_arrays(names, progress=rows_read)
+            ok = True
+        finally:  # a failure leaves no clock ticking, and no bar reading done
+            for stage in (prelude, arranging):
+                if stage is not None:
+                    stage.close(done=ok)
+            if bar is not None:
+                bar.close()
         self.stdout.write(f"completion decks: {len(arrays)} corpus decks ready for retrieval "
                           f"({time.perf_counter() - t0:.1f}s)")
 
