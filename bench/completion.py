@@ -2,6 +2,7 @@
 
     python -m bench.completion [--stack services|embedded] [--n 400] [--known 10 20 40] [--latency-runs 60]
                                [--mana-n 150] [--ablation "label=<ModelVersion id>[@steps=N]" ...]
+                               [--rank-ablation "label=<deck_rank ModelVersion id>" ...]
 
 Quality: every corpus deck first seen on/after the active deck_masked version's split date (the model was
 trained, and every method's retrieval index / statistics fitted, only on earlier decks). Each method completes
@@ -14,6 +15,12 @@ decks before that month; never on the held-out decks), over a small grid (``--tu
 defaults of ``VoteParams``). Manamorphosis (the continuous model)
 is scored on the first ``mana-n`` of the same decks. Ablations: other deck_masked versions (e.g. trained
 without text-initialised embeddings, or without retrieval) on the same decks; "gate 1" is the neighbour vote.
+
+The masked model is the site's completer: with an active ``deck_rank`` version its sideboard comes from the
+deck-level ranker (decks/completion/models/deckrank.py); the ablations then add the denoiser's own sideboard
+("no deck-level ranker") and every ``--rank-ablation label=<deck_rank version id>`` (e.g. the ranker without set
+attention, without card features). ``per_format``: the model against the tuned vote in every format with at least
+100 evaluated (deck, K) pairs.
 
 Latency: one full 60 + 15 completion through the name-based API (what a user request runs), the masked
 model and the neighbour vote and nearest-deck baselines in the same process on the same requests.

@@ -194,7 +194,9 @@ def rank_examples_path(names, corpus_decks: int, split_date: str, rank, plan):
     from django.conf import settings  # noqa: PLC0415 the dataset folder is a setting, read when training
 
     what = {k: v for k, v in plan.to_dict().items() if k not in ("epochs", "batch", "lr")}
-    key = hashlib.sha1(json.dumps([names_sha1(names), corpus_decks, split_date, rank.to_dict(), what],
+    from decks.completion.models.deckrank import SLOT_FEATURES  # noqa: PLC0415 torch: kept off Django start-up
+
+    key = hashlib.sha1(json.dumps([names_sha1(names), corpus_decks, split_date, rank.to_dict(), what, SLOT_FEATURES],
                                   sort_keys=True).encode()).hexdigest()[:16]
     return settings.MTG_DATASET_DIR / f"rank-examples-{key}.npz"
 

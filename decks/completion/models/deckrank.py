@@ -179,7 +179,7 @@ def context_size(F: int) -> int:
     return F + 6 + 5 + 7
 
 
-SLOT_FEATURES = len(_VOTES) + 3 + 3 + 5 + 5 + 6 + 4 + 2 + 3 + len(CARD_FEATURES) + 2
+SLOT_FEATURES = len(_VOTES) + 3 + 3 + 5 + 5 + 6 + 4 + 2 + 3 + len(CARD_FEATURES) + 2 + 3
 
 
 @dataclass
@@ -197,10 +197,13 @@ class BoardSlots:
 
 
 def board_slots(index: SlotIndex, fmt: int, board: int, query: np.ndarray, board_count: np.ndarray,
-                other_count: np.ndarray, blocked: np.ndarray, limit: np.ndarray) -> BoardSlots:
+                other_count: np.ndarray, blocked: np.ndarray, limit: np.ndarray,
+                known: np.ndarray | None = None) -> BoardSlots:
     """Candidate slots of ``board`` (0 main, 1 side) for a deck whose retrieval query is ``query`` (int [V]: the
     user's main cards, or the finished main deck for the sideboard); ``board_count`` / ``other_count``: copies
-    already on this / the other board; ``blocked``: bool [V] cards that can not be added; ``limit``: int [V]."""
+    already on this / the other board; ``blocked``: bool [V] cards that can not be added; ``limit``: int [V].
+    ``known`` (int [V], the user's main cards; default ``query``): a second retrieval with them alone gives each
+    slot its votes among the user's cards' neighbours too (the finished main deck's generated cards can mislead)."""
     fit = index.fit
     rows, sim = index.neighbours(query, fmt)
     ctx = _deck_context(index, fmt, query, sim, board)
@@ -269,15 +272,29 @@ def board_slots(index: SlotIndex, fmt: int, board: int, query: np.ndarray, board
     fit_max = np.where(cc.any(1), np.where(cc, colours[None, :], 0.0).max(1), 1.0)
     rank = np.arange(S) / max(S, 1)
     logit = np.log(np.clip(base, 1e-4, 1.0))
+    if known is None or np.array_equal(known, query):
+        krows, ksim = rows, sim
+    else:
+        krows, ksim = index.neighbours(np.asarray(known, dtype=np.int64), fmt)
+    kvotes = np.zeros((S, 3))
+    if krows.size:
+        kheld = _held(mat[krows], cards)[ui] >= copy[:, None]        # [S, R2]
+        kage = index.age[krows]
+        for j, (beta, n) in enumerate(((10.0, 100), (40.0, 50))):
+            m = min(n, krows.size)
+            logw = beta * (ksim[:m] - ksim[0]) - kage[:m] / 60.0
+            w = np.exp(logw - logw.max())
+            kvotes[:, j] = kheld[:, :m] @ (w / w.sum())
+        kvotes[:, 2] = kheld[:, :min(50, krows.size)].mean(1)
     x = np.concatenate([
         votes, shares, np.stack([first, other_share, any_share], 1), copy_oh, other_oh,
         np.stack([sim_hold, recent_hold, share_f, other_f, recent_f, rank], 1), limit_f, mode_f,
         np.stack([logit / 5.0, np.log1p(holds.sum(1)) / 5.0, np.log(np.clip(share_f, 1e-5, 1)) / 10.0], 1),
-        cf, np.stack([fit_min, fit_max], 1)], axis=1).astype(np.float32)
+        cf, np.stack([fit_min, fit_max], 1), kvotes], axis=1).astype(np.float32)
     return BoardSlots(card.astype(np.int64), copy.astype(np.int64), x, ctx, base, rows, W[:, _BASE_VOTE])
 
 
-CARD_COLUMNS = slice(SLOT_FEATURES - len(CARD_FEATURES) - 2, SLOT_FEATURES)
+CARD_COLUMNS = slice(SLOT_FEATURES - len(CARD_FEATURES) - 5, SLOT_FEATURES - 3)
 
 
 def slot_targets(slots: BoardSlots, true_counts: np.ndarray) -> np.ndarray:
@@ -403,7 +420,8 @@ def rank_fill(model: SlotRanker | None, index: SlotIndex, b: DeckBuilder, board:
     side_count = np.asarray(b.side_count, dtype=np.int64)
     q = main_count if query is None else np.asarray(query, dtype=np.int64)
     count, other = (main_count, side_count) if board == 0 else (side_count, main_count)
-    slots = board_slots(index, b.fmt, board, q, count, other, b.blocked(), b.limit)
+    slots = board_slots(index, b.fmt, board, q, count, other, b.blocked(), b.limit,
+                        known=np.asarray(b.main_known_count, dtype=np.int64))
     if slots.card.size == 0:
         return slots
     s = score_slots(model, slots)
@@ -487,7 +505,8 @@ def board_examples(vote, index: SlotIndex, decks, rows, Ks, popularity: np.ndarr
             nrows, w = vote.neighbours(b.main, f)
             if nrows.size:
                 vote._fill(nrows, w, b, 0)
-            slots = board_slots(index, f, 1, b.main_count, b.side_count, b.main_count, b.blocked(), b.limit)
+            slots = board_slots(index, f, 1, b.main_count, b.side_count, b.main_count, b.blocked(), b.limit,
+                                known=b.main_known_count)
             truth = np.asarray(decks.side[d], dtype=np.int64)
         else:
             slots = board_slots(index, f, 0, b.main_count, b.main_count, b.side_count, b.blocked(), b.limit)
