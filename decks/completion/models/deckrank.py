@@ -645,6 +645,7 @@ def _fit_on(tr: Examples, val: Examples | None, config: RankerConfig, plan: FitP
                "parameters": int(sum(p.numel() for p in model.parameters()))}
     if val is not None:
         mine, base = topk_recall(model, val), topk_recall(None, val)
+        metrics["val_recall"] = round(float(mine.mean()), 4)  # the registry's headline figure of the version
         metrics["validation"] = {
             "examples": len(val), "coverage": round(float(val.covered.mean() / 15), 4),
             "side_top15_model": round(float(mine.mean()), 4), "side_top15_base_vote": round(float(base.mean()), 4),
