@@ -26,6 +26,12 @@ def evaluate_masked(version, params: dict, progress) -> dict:
     return evaluate(version, params, progress)
 
 
+def evaluate_rank(version, params: dict, progress) -> dict:
+    from decks.completion.evaluation import evaluate_rank as evaluate  # noqa: PLC0415 torch: kept off Django start-up
+
+    return evaluate(version, params, progress)
+
+
 def evaluate_diffusion(version, params: dict, progress) -> dict:
     from decks.completion.evaluation import evaluate_diffusion as evaluate  # noqa: PLC0415 torch: kept off Django start-up
 
@@ -112,10 +118,11 @@ def rank_metadata(config: dict) -> dict:
 
 DECK_RANK = Kind(
     RANK, label="Deck completion: deck-level sideboard ranker", shapes=rank_shapes, metadata=rank_metadata,
-    train=train_rank,
+    train=train_rank, evaluate=evaluate_rank,
     parameters={"split_date": str, "months": int, "per_month": int, "val": int, "epochs": int, "batch": int,
                 "lr": float, "width": int, "layers": int, "heads": int, "slots": int, "neighbours": int,
                 "no_card_features": bool, "seed": int},
+    evaluate_parameters={"n": int, "known": list, "seed": int},
     quick=lambda scope: RANK_QUICK)
 
 DECK_DIFFUSION = Kind(

@@ -4,6 +4,8 @@ kept)."""
 import pytest
 
 from decks.models import Card
+from ml import training
+from ml.models import TrainingRun
 
 from .conftest import train
 
@@ -52,6 +54,13 @@ def test_quick_training_registers_a_ranker_the_site_uses(rank_model, masked_mode
     plain = build_masked_completer(rank=False)  # the denoiser's own sideboard, for comparison
     assert plain.side_ranker is None
     assert totals(plain.complete([("Lightning Bolt", 4)], [], "modern").side) == 15
+    run = training.execute(TrainingRun.objects.create(job="evaluate", kind="deck_rank", target_version=rank_model,
+                                                      parameters={"n": 3, "known": [10]}).pk)
+    assert run.status == "succeeded", run.error + run.log
+    rank_model.refresh_from_db()
+    ev = rank_model.metrics["eval"]
+    assert 0.0 <= ev["side_recall_k10"] <= 1.0 and 0.0 <= ev["side_recall_denoiser_k10"] <= 1.0
+    assert ev["valid_share_k10"] == 1.0 and run.metric_name == "side_recall_k10"
 
 
 def test_a_collection_is_a_hard_mask_for_the_ranked_sideboard(rank_model):
