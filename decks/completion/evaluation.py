@@ -68,17 +68,23 @@ def _recall_metrics(results: dict, keys, Ks, out: dict, progress: Progress) -> d
     return out
 
 
+def _held_out_start(version: ModelVersion, progress: Progress):
+    """(bar, names, split date, training decks, held-out decks, card tables) of a version's held-out evaluation."""
+    progress.expect(2)
+    bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
+    names = training_embeddings().names
+    split = version.config.get("split_date") or DEFAULT_SPLIT
+    train_arrays, test, tables = _held_out(names, split)
+    return bar, names, split, train_arrays, test, tables
+
+
 def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> dict:
     """The measure (main/side recall at K, validity) on the decks first seen on or after the version's split date,
     with the retrieval index fitted on the decks before it (no leak); with ``decks`` (a corpus-layout file),
     :func:`evaluate_version_on_file` instead."""
     if params.get("decks"):
         return evaluate_version_on_file(version, params, progress)
-    progress.expect(2)
-    bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
-    names = training_embeddings().names
-    split = version.config.get("split_date") or DEFAULT_SPLIT
-    train_arrays, test, tables = _held_out(names, split)
+    bar, names, split, train_arrays, test, tables = _held_out_start(version, progress)
     completer = build_masked_completer(version=version, split_date=split)
     bar.update(1)
     n = int(params.get("n", 30))
@@ -97,11 +103,7 @@ def evaluate_rank(version: ModelVersion, params: dict, progress: Progress) -> di
     """A deck_rank version inside the active masked completer, against the same completer with the denoiser's own
     sideboard: sideboard (and main) recall at K on the decks first seen on or after the version's split date, the
     index fitted on the decks before it."""
-    progress.expect(2)
-    bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
-    names = training_embeddings().names
-    split = version.config.get("split_date") or DEFAULT_SPLIT
-    train_arrays, test, tables = _held_out(names, split)
+    bar, names, split, train_arrays, test, tables = _held_out_start(version, progress)
     completer = build_masked_completer(split_date=split, rank=version)
     plain = copy.copy(completer).with_side_ranker(None, None)
     bar.update(1)
