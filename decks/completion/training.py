@@ -35,8 +35,8 @@ TRAIN_OPTIONS = {"steps": "steps", "batch": "batch", "lr": "lr", "examples": "ex
 
 RANK = "deck_rank"
 RANK_FORMAT = "deck-rank-v1"
-RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 2, "per_month": 6000, "val": 900, "epochs": 5, "batch": 64,
-                 "lr": 2e-3, "width": 64, "layers": 2, "heads": 4, "slots": 64, "neighbours": 200,
+RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 2, "per_month": 6000, "val": 900, "epochs": 3, "batch": 64,
+                 "lr": 1e-3, "width": 64, "layers": 1, "heads": 4, "slots": 64, "neighbours": 200,
                  "no_card_features": False, "seed": 0, "notes": ""}
 RANK_QUICK = {"months": 1, "per_month": 200, "val": 60, "epochs": 2, "width": 16, "layers": 1, "heads": 2}
 
