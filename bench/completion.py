@@ -2,6 +2,7 @@
 
     python -m bench.completion [--stack services|embedded] [--n 400] [--known 10 20 40] [--latency-runs 60]
                                [--mana-n 150] [--ablation "label=<ModelVersion id>[@steps=N]" ...]
+                               [--rank-ablation "label=<deck_rank ModelVersion id>" ...]
 
 Quality: every corpus deck first seen on/after the active deck_masked version's split date (the model was
 trained, and every method's retrieval index / statistics fitted, only on earlier decks). Each method completes
@@ -14,6 +15,12 @@ decks before that month; never on the held-out decks), over a small grid (``--tu
 defaults of ``VoteParams``). Manamorphosis (the continuous model)
 is scored on the first ``mana-n`` of the same decks. Ablations: other deck_masked versions (e.g. trained
 without text-initialised embeddings, or without retrieval) on the same decks; "gate 1" is the neighbour vote.
+
+The masked model is the site's completer: with an active ``deck_rank`` version its sideboard comes from the
+deck-level ranker (decks/completion/models/deckrank.py); the ablations then add the denoiser's own sideboard
+("no deck-level ranker") and every ``--rank-ablation label=<deck_rank version id>`` (e.g. the ranker without set
+attention, without card features). ``per_format``: the model against the tuned vote in every format with at least
+100 evaluated (deck, K) pairs.
 
 Latency: one full 60 + 15 completion through the name-based API (what a user request runs), the masked
 model and the neighbour vote and nearest-deck baselines in the same process on the same requests.
@@ -49,6 +56,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tune-n", type=int, default=300,
                         help="validation-month decks per K to tune the vote on (0: VoteParams' defaults)")
+    parser.add_argument("--rank-ablation", action="append", default=[],
+                        help="label=<deck_rank ModelVersion id>: the masked model with that sideboard ranker instead")
     parser.add_argument("--add-ablations", action="store_true",
                         help="only score the --ablation versions and add them to the existing results file")
     args = parser.parse_args()
@@ -81,7 +90,8 @@ def main() -> int:
     version = masked.version
     split = (version.config.get("split_date") if version is not None else None) or DEFAULT_SPLIT
     del masked
-    masked = build_masked_completer(split_date=split)
+    masked = build_masked_completer(split_date=split)  # with the active deck_rank sideboard ranker, as the site
+    rank_version = masked.rank_version
     train, _ = split_by_date(deck_arrays(names), split_day(split))
     test, skipped = file_arrays(corpus, names, split, None)
     popularity = card_popularity(train, V)
@@ -132,6 +142,7 @@ def main() -> int:
     print("main slice done", round(time.perf_counter() - started), "s", flush=True)
     novel_q = compare({k: methods[k] for k in ("masked", "tuned_vote", "neighbour_vote", "nearest")}, test, popularity, args.known,
                       args.n, args.seed, tables.legal, tables.copy_limit, decks=rows_novel, **kw)
+    ablation = {}
     if args.mana_n > 0:
         from decks.completion.service import get_completer
 
@@ -141,11 +152,22 @@ def main() -> int:
                                                tables.legal, tables.copy_limit, decks=rows_all[:args.mana_n], **kw)["m"]
         except Exception as exc:  # noqa: BLE001 - the variant is optional; say why it is missing
             print(f"manamorphosis skipped: {exc}")
+    if masked.side_ranker is not None:  # the deck-level sideboard ranker's ablations, on the same corpus index
+        plain = copy.copy(masked).with_side_ranker(None, None)
+        ablation["no deck-level ranker (the denoiser's sideboard)"] = compare(
+            {"a": plain.complete_idx}, test, popularity, args.known, args.n, args.seed, tables.legal, tables.copy_limit,
+            decks=rows_all, **kw)["a"]
+        for spec in args.rank_ablation:
+            label, _, pk = spec.partition("=")
+            other = build_rank_variant(masked, names, ModelVersion.objects.get(pk=int(pk)))
+            ablation[label] = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed,
+                                      tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
     gate_used = masked.gate if masked.gate is not None else (float(masked.model.gate()) if masked.model else 1.0)
     side_gate = masked.gate_for(1) if masked.gate_for(1) is not None else gate_used
     gates_label = f"gate {gate_used:.2f}" + (f", sideboard {side_gate:.2f}" if side_gate != gate_used else "")
     ablation = {"gate 1 (neighbour vote, no learned model)": quality["neighbour_vote"],
-                f"full model (inference {gates_label})": quality["masked"]}
+                f"full model (inference {gates_label}" + (", deck_rank sideboard" if masked.side_ranker is not None else "")
+                + ")": quality["masked"], **ablation}
     if masked.model is not None and masked.gate is not None:
         learned = copy.copy(masked)
         learned.gate = learned.side_gate = None  # the gate as trained
@@ -213,6 +235,10 @@ def main() -> int:
         "model": None if version is None else {"kind": "deck_masked", "version": version.version,
                                                "config": {k: v for k, v in version.config.items() if k != "cards"},
                                                "metrics": version.metrics},
+        "side_ranker": None if rank_version is None else {"kind": "deck_rank", "version": rank_version.version,
+                                                          "config": rank_version.config,
+                                                          "metrics": rank_version.metrics},
+        "per_format": per_format(quality, test, args.known, FORMATS),
         "headline": headline(quality, paired_all, args.known),
         "vote_tuning": tuning,
         "split_date": split, "train_decks": len(train), "held_out_decks": len(test),
@@ -280,6 +306,46 @@ def tune_vote(train, split: str, V, tables, popularity, args, kw):
                     "n": args.tune_n,
                     "chosen": chosen.to_dict(), "score": "mean over K of (main recall + side recall) / 2",
                     "grid": grid}
+
+
+def build_rank_variant(masked, names, version):
+    """A copy of ``masked`` whose sideboard ranker is the deck_rank ``version`` (same corpus and index)."""
+    from decks.completion.completers import attach_side_ranker
+
+    other = copy.copy(masked)
+    index = masked.rank_index
+    attach_side_ranker(other, names, version)
+    other.rank_index = index  # the features do not depend on the network: share the index
+    return other
+
+
+def per_format(quality: dict, test, Ks, formats, least: int = 100) -> dict:
+    """Per format with at least ``least`` evaluated (deck, K) pairs over all K: the masked model against the tuned
+    vote, main and side (mean recall, paired sign test)."""
+    import numpy as np
+
+    from decks.completion.models.evaluate import paired
+
+    fm = np.asarray(test.fmt).astype(np.int64)
+    out = {}
+    for f, name in enumerate(formats):
+        pairs = {"main": ([], []), "side": ([], [])}
+        for K in Ks:
+            m, v = quality["masked"][K], quality["tuned_vote"][K]
+            sel = fm[np.asarray(m["rows"])] == f
+            for board in ("main", "side"):
+                pairs[board][0].extend(np.asarray(m[f"{board}_recall_per_deck"])[sel].tolist())
+                pairs[board][1].extend(np.asarray(v[f"{board}_recall_per_deck"])[sel].tolist())
+        n = len(pairs["main"][0])
+        if n < least:
+            continue
+        row = {"pairs": n}
+        for board, (a, b) in pairs.items():
+            p = paired(a, b)
+            row[board] = {"model": round(float(np.nanmean(a)), 4), "tuned_vote": round(float(np.nanmean(b)), 4),
+                          "wins": p["wins"], "losses": p["losses"], "sign_test_p": p["sign_test_p"]}
+        out[name] = row
+    return out
 
 
 def headline(quality: dict, paired_all: dict, Ks) -> dict:

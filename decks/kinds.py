@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 
-from decks.completion.training import DIFFUSION, MASKED, MASKED_FORMAT, MASKED_QUICK, train_diffusion, train_masked
+from decks.completion.training import (
+    DIFFUSION, MASKED, MASKED_FORMAT, MASKED_QUICK, RANK, RANK_FORMAT, RANK_QUICK, train_diffusion, train_masked,
+    train_rank)
 from decks.embeddings.training import KIND as EMBEDDINGS
 from decks.embeddings.training import evaluate as evaluate_embeddings
 from decks.embeddings.training import train as train_embeddings
@@ -20,6 +22,12 @@ from ml.kinds import ConfigError, Kind, need
 
 def evaluate_masked(version, params: dict, progress) -> dict:
     from decks.completion.evaluation import evaluate_masked as evaluate  # noqa: PLC0415 torch: kept off Django start-up
+
+    return evaluate(version, params, progress)
+
+
+def evaluate_rank(version, params: dict, progress) -> dict:
+    from decks.completion.evaluation import evaluate_rank as evaluate  # noqa: PLC0415 torch: kept off Django start-up
 
     return evaluate(version, params, progress)
 
@@ -89,6 +97,34 @@ DECK_MASKED = Kind(
     evaluate_parameters={"n": int, "known": list, "seed": int, **FILE_EVALUATION},
     quick=lambda scope: MASKED_QUICK)
 
+def rank_shapes(config: dict) -> dict:
+    from decks.completion.models.deckrank import SLOT_FEATURES, RankerConfig, SlotRanker  # noqa: PLC0415 torch: kept off Django start-up
+
+    need(config, "model")
+    if config.get("format", RANK_FORMAT) != RANK_FORMAT:
+        raise ConfigError(f"unknown deck_rank format {config.get('format')!r} ({RANK_FORMAT})")
+    if int(config.get("slot_features", SLOT_FEATURES)) != SLOT_FEATURES:
+        raise ConfigError(f"slot_features is {config.get('slot_features')}, this code makes {SLOT_FEATURES}")
+    if not isinstance(config["model"], dict):
+        raise ConfigError("model must be a JSON object")
+    return _state_shapes(lambda: SlotRanker(RankerConfig.from_dict(config["model"])), "a slot ranker")
+
+
+def rank_metadata(config: dict) -> dict:
+    def rank_format(value):
+        return None if value == RANK_FORMAT else f"metadata 'format' must be {RANK_FORMAT!r}"
+    return {"format": rank_format}
+
+
+DECK_RANK = Kind(
+    RANK, label="Deck completion: deck-level sideboard ranker", shapes=rank_shapes, metadata=rank_metadata,
+    train=train_rank, evaluate=evaluate_rank,
+    parameters={"split_date": str, "months": int, "per_month": int, "val": int, "epochs": int, "batch": int,
+                "lr": float, "width": int, "layers": int, "heads": int, "slots": int, "neighbours": int,
+                "no_card_features": bool, "seed": int},
+    evaluate_parameters={"n": int, "known": list, "seed": int},
+    quick=lambda scope: RANK_QUICK)
+
 DECK_DIFFUSION = Kind(
     DIFFUSION, label="Deck completion diffusion", shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
     parameters={"steps": int, "batch": int, "lr": float, "warmup": int, "d_model": int, "heads": int, "layers": int,
@@ -127,4 +163,4 @@ CARD_EMBEDDINGS = Kind(
     quick=lambda scope: {"epochs": 5, "dim": 32, "classifier_epochs": 1, "workers": 1})
 
 
-KINDS = (CARD_EMBEDDINGS, DECK_MASKED, DECK_DIFFUSION)
+KINDS = (CARD_EMBEDDINGS, DECK_MASKED, DECK_RANK, DECK_DIFFUSION)

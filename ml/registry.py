@@ -93,7 +93,8 @@ def _headline_metric(metrics: dict) -> str:
     if top1 is not None:
         return f"held-out top-1 {top1:.3f}"
     for key, label in (("classifier_top1_noisy", "card classifier top-1 on noisy vectors"),
-                       ("val_loss", "validation loss"), ("valid_log_loss", "validation log-loss")):
+                       ("val_loss", "validation loss"), ("valid_log_loss", "validation log-loss"),
+                       ("val_recall", "validation recall")):
         if isinstance(metrics.get(key), (int, float)):
             return f"{label} {metrics[key]:.3f}"
     return ""

@@ -10,6 +10,8 @@ import numpy as np
 
 from decks.core.rules import FORMATS
 from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
+from decks.completion.models.deckrank import SlotIndex
+from decks.completion.training import RANK
 from decks.completion.models.manamorphosis.complete import Completer
 from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masked.build import VocabularyMismatch, masked_completer
@@ -39,14 +41,16 @@ def build_completer(diffusion=None):
                      FORMATS)
 
 
-def build_masked_completer(version=None, split_date: str | None = None):
+def build_masked_completer(version=None, split_date: str | None = None, rank=None):
     """The masked completer of the active ``deck_masked`` version (or of the ``version`` given, for evaluation).
 
     With no active version it is the pure neighbour vote (the model's gate-1 prior), so completion works on a
     fresh site before any training. Its retrieval index holds every corpus deck (the site follows the newest
     metagame), or only the decks first seen before ``split_date`` when one is given (evaluation: no leak).
     The completer's ``deck_ids`` maps the rows of its sources to ``Deck`` ids and ``version`` is the
-    ``ModelVersion`` used (None for the neighbour vote).
+    ``ModelVersion`` used (None for the neighbour vote). The sideboard comes from the active ``deck_rank`` version
+    when there is one (``rank``: that ``ModelVersion`` instead, or False for none: the denoiser's sideboard);
+    ``rank_version`` says which.
     """
     emb = active_embeddings()
     names = emb.names
@@ -77,6 +81,39 @@ def build_masked_completer(version=None, split_date: str | None = None):
             "matching versions or retrain (manage.py models train deck_masked).") from None
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
+    completer.rank_version = None
+    if rank is not False:
+        attach_side_ranker(completer, names, None if rank is None else rank)
+    return completer
+
+
+def attach_side_ranker(completer, names: list[str], version=None):
+    """Give ``completer`` the sideboard ranker of the active ``deck_rank`` version (or of ``version``), built on the
+    completer's own corpus; none active: the completer keeps building the sideboard itself. A version made for
+    another vocabulary or another feature layout says so (NoActiveModel)."""
+    from decks.completion.datasets import card_features  # noqa: PLC0415 torch: kept off Django start-up
+    from decks.completion.models.deckrank import RankParams, ranker_from  # noqa: PLC0415 torch: kept off Django start-up
+
+    if version is None:
+        try:
+            active_version(RANK)
+        except NoActiveModel:
+            return completer.with_side_ranker(None, None)
+        loaded = load_active(RANK)
+    else:
+        loaded = load_version(version)
+    expected = loaded.config.get("names_sha1")
+    if expected and expected != names_sha1(names):
+        raise NoActiveModel(f"The deck_rank v{loaded.version.version} was trained on another card vocabulary than the "
+                            "active card_embeddings: activate matching versions or retrain (manage.py models train "
+                            "deck_rank).")
+    try:
+        model = ranker_from(loaded.config, loaded.tensors)
+    except ValueError as exc:
+        raise NoActiveModel(f"The deck_rank v{loaded.version.version} cannot be loaded: {exc}.") from None
+    index = SlotIndex(completer.vote.fitted, card_features(names), RankParams.from_dict(loaded.config.get("rank")))
+    completer.with_side_ranker(model, index)
+    completer.rank_version = loaded.version
     return completer
 
 

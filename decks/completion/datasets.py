@@ -30,6 +30,21 @@ class CardTables:
     copy_limit: np.ndarray  # int16 [V]: 0 = any number
 
 
+def card_features(names: list[str]) -> np.ndarray:
+    """float32 [V, len(CARD_FEATURES)]: the catalogue facts the deck-level ranker reads (mana value, types, basic,
+    colours) of each vocabulary card; zeros for a name the catalogue lacks."""
+    from decks.completion.models.deckrank import card_feature_table  # noqa: PLC0415 torch: kept off Django start-up
+
+    index = {n: i for i, n in enumerate(names)}
+    info: list = [None] * len(names)
+    for name, mv, colors, types, supertypes in Card.objects.values_list("name", "mana_value", "colors", "types",
+                                                                          "supertypes"):
+        i = index.get(name)
+        if i is not None:
+            info[i] = (mv, colors, types, supertypes)
+    return card_feature_table(info)
+
+
 def names_sha1(names: list[str]) -> str:
     return hashlib.sha1("\n".join(names).encode("utf-8")).hexdigest()
 

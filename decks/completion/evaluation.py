@@ -10,6 +10,8 @@ baselines (fitted on the corpus decks first seen before the split date; so is th
 """
 from __future__ import annotations
 
+import copy
+
 import datetime as dt
 import json
 import platform
@@ -66,17 +68,23 @@ def _recall_metrics(results: dict, keys, Ks, out: dict, progress: Progress) -> d
     return out
 
 
+def _held_out_start(version: ModelVersion, progress: Progress):
+    """(bar, names, split date, training decks, held-out decks, card tables) of a version's held-out evaluation."""
+    progress.expect(2)
+    bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
+    names = training_embeddings().names
+    split = version.config.get("split_date") or DEFAULT_SPLIT
+    train_arrays, test, tables = _held_out(names, split)
+    return bar, names, split, train_arrays, test, tables
+
+
 def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> dict:
     """The measure (main/side recall at K, validity) on the decks first seen on or after the version's split date,
     with the retrieval index fitted on the decks before it (no leak); with ``decks`` (a corpus-layout file),
     :func:`evaluate_version_on_file` instead."""
     if params.get("decks"):
         return evaluate_version_on_file(version, params, progress)
-    progress.expect(2)
-    bar = progress.bar(total=1, desc="loading decks and fitting the retrieval index")
-    names = training_embeddings().names
-    split = version.config.get("split_date") or DEFAULT_SPLIT
-    train_arrays, test, tables = _held_out(names, split)
+    bar, names, split, train_arrays, test, tables = _held_out_start(version, progress)
     completer = build_masked_completer(version=version, split_date=split)
     bar.update(1)
     n = int(params.get("n", 30))
@@ -89,6 +97,29 @@ def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> 
     out = {"decks": n, "formats": len(FORMATS), "split_date": split, "seconds": round(time.perf_counter() - started, 1)}
     return _recall_metrics(results["masked"], ("main_recall", "side_recall", "valid_share", "per_second"), Ks, out,
                            progress)
+
+
+def evaluate_rank(version: ModelVersion, params: dict, progress: Progress) -> dict:
+    """A deck_rank version inside the active masked completer, against the same completer with the denoiser's own
+    sideboard: sideboard (and main) recall at K on the decks first seen on or after the version's split date, the
+    index fitted on the decks before it."""
+    bar, names, split, train_arrays, test, tables = _held_out_start(version, progress)
+    completer = build_masked_completer(split_date=split, rank=version)
+    plain = copy.copy(completer).with_side_ranker(None, None)
+    bar.update(1)
+    n = int(params.get("n", 30))
+    Ks = [int(k) for k in params.get("known", [10, 20])]
+    report = _compare_bar(progress.bar(total=1, desc=f"completing {n} held-out decks twice"))
+    started = time.perf_counter()
+    results = compare({"ranked": completer.complete_idx, "denoiser": plain.complete_idx}, test,
+                      card_popularity(train_arrays, len(names)), Ks, n, int(params.get("seed", 0)), tables.legal,
+                      tables.copy_limit, progress=report, restricted=tables.restricted)
+    out = {"decks": n, "formats": len(FORMATS), "split_date": split, "seconds": round(time.perf_counter() - started, 1)}
+    for K in Ks:
+        out[f"side_recall_denoiser_k{K}"] = round(float(results["denoiser"][K]["side_recall"]), 4)
+    out = _recall_metrics(results["ranked"], ("main_recall", "side_recall", "valid_share"), Ks, out, progress)
+    progress.metric(f"side_recall_k{Ks[0]}", out[f"side_recall_k{Ks[0]}"])  # the ranker's own figure
+    return out
 
 
 class DiffusionMethod:

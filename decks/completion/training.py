@@ -5,6 +5,7 @@ on the corpus decks first seen before the split date. Importing it loads no torc
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -31,6 +32,13 @@ MASKED_DEFAULTS = {"preset": "default", "seed": 0, "split_date": DEFAULT_SPLIT, 
 MODEL_OPTIONS = {"d_model": "d_model", "heads": "heads", "layers": "layers", "ff": "ff", "candidates": "candidates",
                  "head": "head"}
 TRAIN_OPTIONS = {"steps": "steps", "batch": "batch", "lr": "lr", "examples": "examples"}
+
+RANK = "deck_rank"
+RANK_FORMAT = "deck-rank-v1"
+RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 2, "per_month": 6000, "val": 900, "epochs": 3, "batch": 64,
+                 "lr": 1e-3, "width": 64, "layers": 1, "heads": 4, "slots": 64, "neighbours": 200,
+                 "no_card_features": False, "seed": 0, "notes": ""}
+RANK_QUICK = {"months": 1, "per_month": 200, "val": 60, "epochs": 2, "width": 16, "layers": 1, "heads": 2}
 
 DIFFUSION = "deck_diffusion"
 DIFFUSION_DEFAULTS = {"steps": 3000, "batch": 64, "lr": 5e-4, "warmup": 200, "d_model": 128, "heads": 4, "layers": 4,
@@ -176,6 +184,78 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
                                        "split_date": p["split_date"], "limit": p["limit"]},
                         metadata={"format": MASKED_FORMAT},
                         notes=p["notes"] or "")
+
+
+# --- deck_rank ---------------------------------------------------------------------------------------------
+
+def rank_examples_path(names, corpus_decks: int, split_date: str, rank, plan):
+    """Where the ranker's training examples are kept: they depend on the data, the candidates and the months, not
+    on the network, so runs that differ only in the network (the ablations) share them."""
+    from django.conf import settings  # noqa: PLC0415 the dataset folder is a setting, read when training
+
+    what = {k: v for k, v in plan.to_dict().items() if k not in ("epochs", "batch", "lr")}
+    from decks.completion.models.deckrank import SLOT_FEATURES  # noqa: PLC0415 torch: kept off Django start-up
+
+    key = hashlib.sha1(json.dumps([names_sha1(names), corpus_decks, split_date, rank.to_dict(), what, SLOT_FEATURES],
+                                  sort_keys=True).encode()).hexdigest()[:16]
+    return settings.MTG_DATASET_DIR / f"rank-examples-{key}.npz"
+
+
+def train_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
+    """Train the deck-level sideboard ranker (``decks.completion.models.deckrank``) on the decks of the months before
+    the validation month (the month before the split date), the epoch picked on the validation month; register an
+    inactive version. The site's masked completer builds its sideboard with the active version."""
+    from decks.completion.models.deck_arrays import card_popularity  # noqa: PLC0415 kept off Django start-up
+    from decks.completion.models.deckrank import (  # noqa: PLC0415 torch: kept off Django start-up
+        CARD_FEATURES, SLOT_FEATURES, FitPlan, RankerConfig, RankParams, context_size, fit_side_ranker)
+
+    p = settle(params, RANK_DEFAULTS)
+    for key in ("months", "per_month", "val", "epochs", "batch", "width", "layers", "heads", "slots", "neighbours"):
+        if p[key] < (0 if key == "layers" else 1):
+            raise TrainingError(f"parameter {key} must be at least {0 if key == 'layers' else 1}.")
+    if p["width"] % p["heads"]:
+        raise TrainingError(f"parameter width ({p['width']}) must be a multiple of heads ({p['heads']}).")
+    emb = training_embeddings()
+    try:
+        split = split_day(p["split_date"])
+    except ValueError:
+        raise TrainingError(f"parameter split_date {p['split_date']!r} is not a date (YYYY-MM-DD).") from None
+    names = emb.names
+    arrays = deck_arrays(names)
+    train_arrays, test_arrays = split_by_date(arrays, split)
+    if len(train_arrays) < 2:
+        raise TrainingError("Too few training decks: import the deck corpus first (manage.py import_decks).")
+    tables = card_tables(names)
+    from decks.completion.datasets import card_features  # noqa: PLC0415 torch: kept off Django start-up
+
+    config = RankerConfig(context=context_size(len(FORMATS)), width=p["width"], layers=p["layers"], heads=p["heads"],
+                          card_features=not p["no_card_features"])
+    rank = RankParams(neighbours=p["neighbours"], slots=p["slots"])
+    plan = FitPlan(months=p["months"], per_month=p["per_month"], val=p["val"], epochs=p["epochs"], batch=p["batch"],
+                   lr=p["lr"], seed=p["seed"])
+    progress.expect(1)
+    bar = progress.bar(total=plan.months * plan.per_month + plan.val, desc="examples", unit="deck")
+
+    def examples_done(done, total):
+        bar.n = done
+        bar.refresh()
+    try:
+        model, metrics = fit_side_ranker(train_arrays, len(names), tables.legal, tables.copy_limit, tables.restricted,
+                                         card_features(names), card_popularity(train_arrays, len(names)), split,
+                                         config, rank, plan, log=progress.log, progress=examples_done,
+                                         cache=rank_examples_path(names, len(arrays), p["split_date"], rank, plan))
+    except ValueError as exc:
+        raise TrainingError(str(exc)) from None
+    finally:
+        bar.close()
+    state = {k: v.detach().float().contiguous() for k, v in model.state_dict().items()}
+    cfg = {"format": RANK_FORMAT, "board": "side", "model": config.to_dict(), "rank": rank.to_dict(),
+           "plan": plan.to_dict(), "card_features": list(CARD_FEATURES), "slot_features": SLOT_FEATURES,
+           "names_sha1": names_sha1(names), "split_date": p["split_date"]}
+    return save_version(RANK, state, cfg, metrics=metrics, activate=False,
+                        data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
+                                       "split_date": p["split_date"]},
+                        metadata={"format": RANK_FORMAT}, notes=p["notes"] or "")
 
 
 # --- deck_diffusion ------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ def test_every_app_registers_its_kinds():
     assert owners == {"draft_bot": "drafts.training", "game_value": "gameplay.training.value",
                       "game_policy_net": "gameplay.training.policy",
                       "card_embeddings": "decks.embeddings.training", "deck_masked": "decks.completion.training",
-                      "deck_diffusion": "decks.completion.training"}
+                      "deck_rank": "decks.completion.training", "deck_diffusion": "decks.completion.training"}
     assert all(kinds.get(name).evaluate is not None for name in owners)
     assert kinds.quick_parameters("draft_bot", "neural:TST")["net"]["hidden"] == [64]
     assert kinds.quick_parameters("draft_bot", "archetype:TST") == {"epochs": 3}

@@ -17,6 +17,9 @@ def test_notes_describe_each_kind():
         "card classifier top-1 on noisy vectors 0.999")
     assert describe_version("game_value", "", {"valid_log_loss": 0.3012}, {"games": 165}, 6532) == (
         "Game value model (the search's learned leaf and win estimate) · trained on 165 self-play games · 6.5 kB · validation log-loss 0.301")
+    assert describe_version("deck_rank", "", {"val_recall": 0.629}, {"train_decks": 242808, "split_date": "2026-05-01"},
+                            216_700) == ("Deck completion: deck-level sideboard ranker · trained on 242,808 decks first "
+                                         "seen before 2026-05-01 · 216.7 kB · validation recall 0.629")
     assert describe_version("draft_bot", "archetype:TST", {}, {}, 0) == "Draft bot archetype:TST · 0.1 kB"
 
 

@@ -10,6 +10,11 @@ from ml.models import ModelVersion
 # what a fresh site trains, through the models front door, for a shipped kind with neither a file nor a version
 QUICK_TRAINING = {"card_embeddings": ("--param", "epochs=20"), "deck_diffusion": ("--param", "steps=300")}
 
+# what the site does while an optional kind has no version
+OPTIONAL_WITHOUT = {"deck_masked": "deck completion uses the neighbour vote of the nearest tournament decks",
+                    "deck_rank": "the masked completer builds the sideboard itself"}
+OPTIONAL_LABEL = {"deck_masked": "neighbour vote", "deck_rank": "the denoiser's sideboard"}
+
 
 class Command(BaseCommand):
     help = "Register the shipped default models; train quick ones for kinds that have neither a shipped file nor a version."
@@ -36,8 +41,9 @@ class Command(BaseCommand):
             if ModelVersion.objects.filter(kind=kind, active=True).exists():
                 continue
             if kind in OPTIONAL_KINDS:
-                self.stdout.write(f"{kind}: no shipped or trained version; deck completion uses the neighbour vote "
-                                  f"of the nearest tournament decks until one is trained (manage.py models train deck_masked)"
+                without = OPTIONAL_WITHOUT.get(kind, "the site works without it")
+                self.stdout.write(f"{kind}: no shipped or trained version; {without} until one is trained "
+                                  f"(manage.py models train {kind})"
                                   + (" (the shipped file is missing)" if kind in kinds_shipped else ""))
                 continue
             if no_train:
@@ -54,7 +60,8 @@ class Command(BaseCommand):
         for kind in SHIPPED_KINDS:
             active = ModelVersion.objects.filter(kind=kind, active=True).first()
             self.stdout.write(f"{kind}: {'v%d active' % active.version if active else 'none active'}"
-                              + (" (neighbour vote)" if kind in OPTIONAL_KINDS and not active else ""))
+                              + (f" ({OPTIONAL_LABEL.get(kind, 'optional')})" if kind in OPTIONAL_KINDS and not active
+                                 else ""))
 
     def _quick_draft_bots(self):
         """A shipped draft bot whose file is missing (and no version of its scope is active): train a

@@ -31,6 +31,7 @@ import torch
 
 from decks.completion.models.baselines import DeckBuilder, owned_array
 from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
+from decks.completion.models.deckrank import SlotIndex, SlotRanker, rank_fill
 from decks.completion.models.common import CompletionError, check_limits, check_sizes, resolve_entries
 from decks.completion.models.masked.model import MAX_ADD, MaskedDenoiser, collate
 from decks.completion.models.masked.data import Tables, board_example, visible_batch
@@ -108,6 +109,17 @@ class MaskedCompleter:
         self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
         self.card_index = CardIndex(self.names)  # the site's resolver: exact name first, never a look-alike
         self.basics = [i for i, n in enumerate(self.names) if n in BASIC_LAND_NAMES]
+        # the deck-level sideboard ranker (decks.completion.models.deckrank; kind deck_rank): when set, it builds
+        # the sideboard from the finished main deck instead of the denoiser's sideboard rounds
+        self.side_ranker: SlotRanker | None = None
+        self.rank_index: SlotIndex | None = None
+
+    def with_side_ranker(self, model: SlotRanker | None, index: SlotIndex | None) -> "MaskedCompleter":
+        """Use ``model`` over ``index`` (built on this completer's corpus) for the sideboard; None: the denoiser's."""
+        if model is not None and index is not None and index.fit is not self.vote.fitted:
+            raise ValueError("the ranker's index must be built on this completer's corpus (vote.fitted)")
+        self.side_ranker, self.rank_index = (model, index) if model is not None and index is not None else (None, None)
+        return self
 
     # ------------------------------------------------------------------ validation
 
@@ -235,13 +247,29 @@ class MaskedCompleter:
         rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
         report(0.6, "Main deck done")
         conf_side: dict[int, float] = {}
-        if generate_side and b.side_left > 0:
+        if generate_side and b.side_left > 0 and self.side_ranker is not None:
+            conf_side = self._rank_side(b)
+            rounds += 1
+        elif generate_side and b.side_left > 0:
             cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
             nb_side, wide_side = self.index.neighbour_sets(cards, counts, f, None, self.params)
             r, conf_side = self._fill_board(b, f, nb_side, 1, self.side_steps, wide_side, given)
             rounds += r
         main, side = b.finish(side=generate_side)
         return nb, rounds, conf_main, conf_side, main, side
+
+    def _rank_side(self, b: DeckBuilder) -> dict[int, float]:
+        """The sideboard by the deck-level ranker (one pass over the finished main deck's candidate slots);
+        confidence of an added card: the sigmoid of its lowest added copy's score."""
+        before = b.side_count.copy()
+        slots = rank_fill(self.side_ranker, self.rank_index, b, 1)
+        conf: dict[int, float] = {}
+        if slots.score is None:
+            return conf
+        for c, n, s in zip(slots.card.tolist(), slots.copy.tolist(), slots.score.tolist()):
+            if before[c] < n <= b.side_count[c]:
+                conf[c] = min(conf.get(c, 1.0), 1.0 / (1.0 + math.exp(-s)))
+        return conf
 
     def owned(self, collection) -> np.ndarray:
         """A collection ([(name, copies), ...]) as ``DeckBuilder``'s owned array: basic lands in any number; a

@@ -1,0 +1,120 @@
+"""The deck-level slot ranker (decks.completion.models.deckrank): features, training on a planted signal, filling."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from decks.completion.models import deckrank as dr
+from decks.completion.models.baselines import DeckBuilder, FittedCorpus, owned_array
+from decks.completion.models.evaluate import check_completion
+
+from . import make_corpus
+
+
+@pytest.fixture(scope="module")
+def setup():
+    c = make_corpus(n=400, seed=5)
+    train = c.arrays.subset(np.arange(340))
+    fitted = FittedCorpus(train, c.V, c.legal, c.copy_limit)
+    info = [(float(i % 7), "WUBRG"[i % 5] if i % 4 else "", "Land" if i < 3 else "Instant", "Basic" if i < 3 else "")
+            for i in range(c.V)]
+    cards = dr.card_feature_table(info)
+    index = dr.SlotIndex(fitted, cards, dr.RankParams(neighbours=40, slots=32))
+    return c, fitted, index
+
+
+def _side_example(c, fitted, index, d):
+    main, side, f = c.arrays.main[d].astype(np.int64), c.arrays.side[d].astype(np.int64), int(c.arrays.fmt[d])
+    b = DeckBuilder(fitted, f, main, [])
+    slots = dr.board_slots(index, f, 1, b.main_count, b.side_count, b.main_count, b.blocked(), b.limit)
+    return slots, dr.slot_targets(slots, np.bincount(side, minlength=c.V))
+
+
+def test_card_features_read_the_catalogue():
+    t = dr.card_feature_table([(3.0, "WU", "Creature", ""), (0.0, "", "Land", "Basic"), None])
+    col = {n: i for i, n in enumerate(dr.CARD_FEATURES)}
+    assert t.shape == (3, len(dr.CARD_FEATURES))
+    assert t[0, col["creature"]] == 1 and t[0, col["W"]] == 1 and t[0, col["U"]] == 1 and t[0, col["multicolour"]] == 1
+    assert t[1, col["basic"]] == 1 and t[1, col["land"]] == 1 and t[1, col["colourless"]] == 1
+    assert abs(t[0, col["mana_value"]] - 3 / 8) < 1e-6 and not t[2].any()
+
+
+def test_slots_are_the_neighbours_open_legal_slots(setup):
+    c, fitted, index = setup
+    slots, y = _side_example(c, fitted, index, 350)
+    assert slots.x.shape == (slots.card.size, dr.SLOT_FEATURES) and np.isfinite(slots.x).all()
+    assert slots.ctx.shape == (dr.context_size(fitted.F),)
+    assert slots.card.size <= 32 and (np.diff(slots.base) <= 1e-12).all()  # best base vote first
+    f = int(c.arrays.fmt[350])
+    assert fitted.legal[f][slots.card].all()
+    held = fitted.side[slots.rows].toarray()
+    for card, n in zip(slots.card, slots.copy):  # every slot is held (at that copy) by some neighbour
+        assert (held[:, card] >= n).any()
+    assert 0 < y.sum() <= 15
+
+
+def test_ranker_learns_a_planted_signal(setup):
+    """Targets that depend on a card feature the votes do not carry: the attention model finds them."""
+    c, fitted, index = setup
+    X, C, Y, M = [], [], [], []
+    S = index.params.slots
+    for d in range(300, 400):
+        slots, _ = _side_example(c, fitted, index, d)
+        y = (index.cards[slots.card, dr.CARD_FEATURES.index("W")] > 0).astype(np.float32)  # white cards are right
+        x = np.zeros((S, dr.SLOT_FEATURES), np.float32)
+        x[:slots.card.size] = slots.x
+        yy = np.zeros(S, np.float32)
+        yy[:slots.card.size] = y
+        m = np.zeros(S, bool)
+        m[:slots.card.size] = True
+        X.append(x), C.append(slots.ctx), Y.append(yy), M.append(m)
+    X, C, Y, M = map(np.stack, (X, C, Y, M))
+    cfg = dr.RankerConfig(context=C.shape[1], width=32, layers=1, heads=2)
+    model = dr.train_ranker(X[:80], C[:80], Y[:80], M[:80], cfg, epochs=30, batch=16, lr=3e-3)
+    with torch.no_grad():
+        logits = model(torch.from_numpy(X[80:]), torch.from_numpy(C[80:]), torch.from_numpy(M[80:])).numpy()
+    m, y = M[80:], Y[80:]
+    assert logits[m & (y > 0)].min() > logits[m & (y == 0)].max()
+    blind = dr.train_ranker(X[:80], C[:80], Y[:80], M[:80], dr.RankerConfig(
+        context=C.shape[1], width=32, layers=1, heads=2, card_features=False), epochs=30, batch=16, lr=3e-3)
+    with torch.no_grad():  # without the card features the signal is not there to find
+        blind_logits = blind(torch.from_numpy(X[80:]), torch.from_numpy(C[80:]), torch.from_numpy(M[80:])).numpy()
+    assert not blind_logits[m & (y > 0)].min() > blind_logits[m & (y == 0)].max()
+
+
+@pytest.mark.parametrize("layers", [0, 1])
+def test_rank_fill_gives_a_legal_deck_keeping_the_given_cards(setup, layers):
+    c, fitted, index = setup
+    torch.manual_seed(0)
+    model = dr.SlotRanker(dr.RankerConfig(context=dr.context_size(fitted.F), width=16, layers=layers, heads=2)).eval()
+    for d in range(340, 360):
+        main, f = c.arrays.main[d].astype(np.int64), int(c.arrays.fmt[d])
+        known_side = c.arrays.side[d][:3].astype(np.int64)
+        b = DeckBuilder(fitted, f, main, known_side)
+        slots = dr.rank_fill(model, index, b, 1)
+        out_main, out_side = b.finish()
+        assert not any(check_completion(out_main, out_side, main, known_side, f, c.legal, c.copy_limit).values())
+        assert slots.score is None or slots.score.size == slots.card.size
+        again = DeckBuilder(fitted, f, main, known_side)
+        dr.rank_fill(model, index, again, 1)
+        assert np.array_equal(again.finish()[1], out_side)  # deterministic
+
+
+def test_rank_fill_follows_the_scores_copy_by_copy(setup):
+    """The best-scored slots are taken, copy n only after copy n - 1, within the collection."""
+    c, fitted, index = setup
+    d = 345
+    main, f = c.arrays.main[d].astype(np.int64), int(c.arrays.fmt[d])
+    b = DeckBuilder(fitted, f, main, [])
+    slots = dr.rank_fill(None, index, b, 1)  # no model: the base vote
+    side = np.bincount(np.array(b.side, dtype=np.int64), minlength=c.V)
+    best = [(int(k), int(n)) for k, n in zip(slots.card, slots.copy)][:5]
+    for card, n in best:
+        assert side[card] >= n
+    have = [(k, 1) for k in range(c.V)]  # one copy of everything (basics any number)
+    owned = owned_array(c.V, have, c.basics)
+    b2 = DeckBuilder(fitted, f, main, [], owned)
+    dr.rank_fill(None, index, b2, 1)
+    both = np.bincount(np.array(b2.main + b2.side, dtype=np.int64), minlength=c.V) - np.bincount(main, minlength=c.V)
+    assert (both[np.setdiff1d(np.arange(c.V), c.basics)] <= 1).all()
