@@ -267,13 +267,18 @@ def test_a_game_the_engine_cannot_read_back_is_rebuilt_from_its_moves(game_catal
     final = advice.run_advice(row.pk, 1, level="fast", send=messages.append)
     assert final["type"] == "error" and final["code"] == 503 and "cannot search this position" in final["message"]
     assert messages == [final]
-    # The default level answers: no copy loads, so the engine's AI decides on the real game, and the advice says so.
+    # The default level answers. Where no copy loads, the engine's AI decides on the real game and the advice says
+    # so; whether a re-dealt copy of this position loads depends on where its hidden cards land (the game itself
+    # depends on the engine AIs' time caps on a loaded machine), and a copy that did is counted, never silent.
     messages = []
     final = advice.run_advice(row.pk, 1, send=messages.append)
     vote = final["recommendation"]["vote"]
     assert final["type"] == "advice" and final["done"] and final["level"] == "vote"
-    assert vote["fallback"] == "decided on the real game: no copy could be loaded" and vote["refused"] >= 1
-    assert vote["copies"] == 0 and final["recommendation"]["action"]["key"] in keys_of(view)
+    if vote["copies"] == 0:
+        assert vote["fallback"] == "decided on the real game: no copy could be loaded" and vote["refused"] >= 1
+    else:
+        assert vote["fallback"] is None and vote["copies"] >= 1
+    assert final["recommendation"]["action"]["key"] in keys_of(view)
 
     # The game plays on: an action is taken, the AI replies, and the moves keep being recorded.
     session.GAME_CACHE.clear()
