@@ -34,6 +34,7 @@ def synthetic(tmp_path):
     return path
 
 
+@pytest.mark.timeout(600)  # self-play games for training and evaluation: 144 s in CI, over 300 s with both workers busy
 def test_a_training_run_registers_activates_evaluates_and_rolls_back(game_catalogue, tmp_path):
     shipped = in_use()
     assert shipped.info["games"] >= 100  # no version active: the shipped file
