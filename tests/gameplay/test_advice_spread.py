@@ -19,7 +19,7 @@ def test_a_long_search_spreads_over_a_worker(game_env, advice_worker, settings):
     assert advice_spread(Budget(seconds=1)) == (1, None)  # too short to pay for a part
     row, view = play_to_a_choice("s" * 32)
     row.refresh_from_db()
-    out = advice.advise_state(row.state, row.human_seat, seconds=3, simulations=8, cap=30, spread_for=advice_spread)
+    out = advice.advise_state(row.state, row.human_seat, seconds=30, simulations=8, cap=30, spread_for=advice_spread)
     assert out["action"]["key"] in {a["key"] for a in view["actions"]} and out["playable"]
     if settings.CELERY_TASK_ALWAYS_EAGER:  # eager tasks would run one after the other: no spread
         assert advice_spread(Budget(seconds=60)) == (1, None) and out["workers"] == 1
