@@ -12,7 +12,9 @@ export MTG_PROGRESS ?= 1
 # pytest-xdist workers per stack (each with its own database, Redis databases, queue and var folder:
 # tests/isolation.py); 0 runs the suite in one process.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) --durations 15
+# One BLAS/OpenMP thread per process: two xdist workers plus their Celery workers and Daphnes already fill both
+# cores, and torch's default (a thread per core in every process) only makes them wait on each other.
+PYTEST := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) --durations 15
 
 .PHONY: run test venv services migrate data worker web test-embedded test-services bench clean
 

@@ -247,8 +247,8 @@ def combine(previous: dict | None, sections: dict, stack: str) -> dict:
         "benchmark": "first_run", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "command": command("first_run"),
-        "shared_machine": "2 cores shared with other agents' builds and tests while this ran: times include that "
-                          "contention (see each run's load averages)",
+        "shared_machine": "the 2 cores may be shared with other work while a run goes on: each run's load averages "
+                          "(before and after) say how busy the machine was",
         "stack": stack,
         "target_seconds_excluding_install": TARGET_SECONDS,
         "silent_threshold_seconds": SILENT_SECONDS,
