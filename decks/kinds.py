@@ -98,12 +98,13 @@ DECK_MASKED = Kind(
     quick=lambda scope: MASKED_QUICK)
 
 def rank_shapes(config: dict) -> dict:
-    from decks.completion.models.deckrank import SLOT_FEATURES, RankerConfig, SlotRanker  # noqa: PLC0415 torch: kept off Django start-up
+    from decks.completion.models.deckrank import (  # noqa: PLC0415 torch: kept off Django start-up
+        LEGACY_SLOT_FEATURES, SLOT_FEATURES, RankerConfig, SlotRanker)
 
     need(config, "model")
     if config.get("format", RANK_FORMAT) != RANK_FORMAT:
         raise ConfigError(f"unknown deck_rank format {config.get('format')!r} ({RANK_FORMAT})")
-    if int(config.get("slot_features", SLOT_FEATURES)) != SLOT_FEATURES:
+    if int(config.get("slot_features", SLOT_FEATURES)) not in (SLOT_FEATURES, LEGACY_SLOT_FEATURES):
         raise ConfigError(f"slot_features is {config.get('slot_features')}, this code makes {SLOT_FEATURES}")
     if not isinstance(config["model"], dict):
         raise ConfigError("model must be a JSON object")
@@ -121,7 +122,7 @@ DECK_RANK = Kind(
     train=train_rank, evaluate=evaluate_rank,
     parameters={"split_date": str, "months": int, "per_month": int, "val": int, "epochs": int, "batch": int,
                 "lr": float, "width": int, "layers": int, "heads": int, "slots": int, "neighbours": int,
-                "no_card_features": bool, "seed": int},
+                "no_card_features": bool, "no_archetype_groups": bool, "seed": int},
     evaluate_parameters={"n": int, "known": list, "seed": int},
     quick=lambda scope: RANK_QUICK)
 

@@ -37,7 +37,7 @@ RANK = "deck_rank"
 RANK_FORMAT = "deck-rank-v1"
 RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 2, "per_month": 6000, "val": 900, "epochs": 3, "batch": 64,
                  "lr": 1e-3, "width": 64, "layers": 1, "heads": 4, "slots": 64, "neighbours": 200,
-                 "no_card_features": False, "seed": 0, "notes": ""}
+                 "no_card_features": False, "no_archetype_groups": False, "seed": 0, "notes": ""}
 RANK_QUICK = {"months": 1, "per_month": 200, "val": 60, "epochs": 2, "width": 16, "layers": 1, "heads": 2}
 
 DIFFUSION = "deck_diffusion"
@@ -229,7 +229,7 @@ def train_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersio
     from decks.completion.datasets import card_features  # noqa: PLC0415 torch: kept off Django start-up
 
     config = RankerConfig(context=context_size(len(FORMATS)), width=p["width"], layers=p["layers"], heads=p["heads"],
-                          card_features=not p["no_card_features"])
+                          card_features=not p["no_card_features"], archetype_groups=not p["no_archetype_groups"])
     rank = RankParams(neighbours=p["neighbours"], slots=p["slots"])
     plan = FitPlan(months=p["months"], per_month=p["per_month"], val=p["val"], epochs=p["epochs"], batch=p["batch"],
                    lr=p["lr"], seed=p["seed"])

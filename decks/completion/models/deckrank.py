@@ -14,6 +14,10 @@ cards hold nearly every card that is missing) and learns the ranking (issue 27, 
 - **card features** from the catalogue (``card_feature_table``: mana value, types, basic, colours) and how the
   card's colours fit the deck's;
 - **deck context**: format, the query deck's colours, curve and land count, how close the nearest decks are;
+- **archetype groups**: the top 50 neighbours split in two by card-set overlap (``archetype_groups``: 2-medoids
+  on Jaccard similarity, seeded with the best neighbour and the one least like it); per slot the weighted vote
+  inside the group closer to the known cards and inside the other one, and the groups' weights, sizes, overlap
+  with the known cards and with each other (a vote over two archetypes mixes them; the model can pick one);
 - **set attention**: the top ``S`` candidate slots attend to each other (a small transformer encoder over the
   slot tokens plus a deck-context token), so a slot's score can depend on what else is likely (two answers to the
   same threat, a colour the deck does not play);
@@ -41,7 +45,7 @@ from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masking import known_from_count
 
 __all__ = ["CARD_FEATURES", "card_feature_table", "RankParams", "SlotIndex", "BoardSlots", "SlotRanker",
-           "RankerConfig", "train_ranker", "rank_fill", "slot_targets", "ranker_from", "fit_side_ranker", "FitPlan",
+           "RankerConfig", "train_ranker", "archetype_groups", "group_features", "Groups", "rank_fill", "slot_targets", "ranker_from", "fit_side_ranker", "FitPlan",
            "Examples", "side_examples", "board_examples", "topk_recall", "context_size", "SLOT_FEATURES"]
 
 CARD_FEATURES = ("mana_value", "creature", "instant", "sorcery", "artifact", "enchantment", "planeswalker", "land",
@@ -179,7 +183,92 @@ def context_size(F: int) -> int:
     return F + 6 + 5 + 7
 
 
-SLOT_FEATURES = len(_VOTES) + 3 + 3 + 5 + 5 + 6 + 4 + 2 + 3 + len(CARD_FEATURES) + 2 + 3
+# the slot features before the archetype groups (a version trained on them reads the first columns: the groups'
+# columns come last, so its layout is a prefix of the current one)
+LEGACY_SLOT_FEATURES = len(_VOTES) + 3 + 3 + 5 + 5 + 6 + 4 + 2 + 3 + len(CARD_FEATURES) + 2 + 3
+GROUP_FEATURES = ("share_near", "share_other", "share_gap", "weight_near", "size_near", "size_other",
+                  "known_near", "known_other", "medoid_overlap")
+SLOT_FEATURES = LEGACY_SLOT_FEATURES + len(GROUP_FEATURES)
+GROUP_COLUMNS = slice(LEGACY_SLOT_FEATURES, SLOT_FEATURES)
+_GROUP_TOP = 50      # the neighbours grouped: those the base vote weighs (its 50 decks)
+_GROUP_VOTE = 3      # the vote variant weighing them inside the groups (beta 10, 50 decks, 60 days: soft enough
+                     # that the second group keeps weight)
+
+
+@dataclass
+class Groups:
+    """Two archetype groups among the top neighbours: ``near`` bool [m] (the group whose decks hold more of the
+    known cards, by vote weight), ``weight`` [m] the vote weights, and the deck-level figures ``GROUP_FEATURES[3:]``
+    (float64 [6]). ``far`` is empty when the neighbours are one archetype."""
+
+    near: np.ndarray
+    weight: np.ndarray
+    deck: np.ndarray
+    medoids: tuple[int, int]
+
+
+def archetype_groups(sets, weight: np.ndarray, known: np.ndarray, iterations: int = 4) -> Groups:
+    """Split ``m`` neighbour decks into two archetypes by card-set overlap (2-medoids on the Jaccard similarity of
+    their card sets, seeded with the best neighbour, row 0, and the neighbour least like it).
+
+    ``sets``: scipy CSR [m, V] (any positive entry = the deck plays the card); ``weight`` float [m] the vote
+    weights; ``known`` int array of the known cards (distinct ids). A few sparse / dense products over m x m."""
+    m = sets.shape[0]
+    w = np.asarray(weight, dtype=np.float64)[:m]
+    if m == 0:
+        return Groups(np.zeros(0, bool), w, np.zeros(6), (0, 0))
+    b = (sets > 0).astype(np.float64).tocsr()
+    inter = (b @ b.T).toarray()
+    size = np.diag(inter).copy()
+    jac = inter / np.maximum(size[:, None] + size[None, :] - inter, 1.0)
+    a_med = 0
+    b_med = int(np.argmin(jac[0]))
+    if m < 2 or jac[0, b_med] >= 0.999:   # one archetype: every neighbour alike
+        in_b = np.zeros(m, bool)
+    else:
+        in_b = jac[:, b_med] > jac[:, a_med]
+        for _ in range(iterations):
+            new = []
+            for members in (~in_b, in_b):
+                idx = np.flatnonzero(members)
+                new.append(int(idx[np.argmax(jac[np.ix_(idx, idx)].sum(1))]))
+            a_med, b_med = new
+            nxt = jac[:, b_med] > jac[:, a_med]
+            nxt[a_med], nxt[b_med] = False, True
+            if np.array_equal(nxt, in_b):
+                break
+            in_b = nxt
+    known = np.asarray(known, dtype=np.int64)
+    hold = np.asarray(b[:, known].sum(axis=1)).ravel() / max(known.size, 1) if known.size else np.zeros(m)
+
+    def closeness(members: np.ndarray) -> float:
+        ww = w[members]
+        return float((hold[members] * ww).sum() / ww.sum()) if members.any() and ww.sum() > 0 else 0.0
+    near = in_b if (in_b.any() and closeness(in_b) > closeness(~in_b)) else ~in_b
+    far = ~near
+    total = max(float(w.sum()), 1e-12)
+    deck = np.array([w[near].sum() / total, near.sum() / m, far.sum() / m, closeness(near), closeness(far),
+                     jac[a_med, b_med] if in_b.any() else 1.0])
+    return Groups(near, w, deck, (a_med, b_med))
+
+
+def group_features(holds: np.ndarray, groups: Groups) -> np.ndarray:
+    """float64 [S, len(GROUP_FEATURES)]: per slot the weighted vote share inside the near group and inside the
+    other group (holds: bool [S, >= m], the neighbours holding the slot, best first), their difference, then the
+    groups' figures (the same on every slot of the board)."""
+    m = groups.near.size
+    S = holds.shape[0]
+    out = np.zeros((S, len(GROUP_FEATURES)))
+    if m == 0 or S == 0:
+        return out
+    h = holds[:, :m].astype(np.float64)
+    for j, members in enumerate((groups.near, ~groups.near)):
+        ww = np.where(members, groups.weight, 0.0)
+        if ww.sum() > 0:
+            out[:, j] = h @ (ww / ww.sum())
+    out[:, 2] = out[:, 0] - out[:, 1]
+    out[:, 3:] = groups.deck[None, :]
+    return out
 
 
 @dataclass
@@ -286,15 +375,18 @@ def board_slots(index: SlotIndex, fmt: int, board: int, query: np.ndarray, board
             w = np.exp(logw - logw.max())
             kvotes[:, j] = kheld[:, :m] @ (w / w.sum())
         kvotes[:, 2] = kheld[:, :min(50, krows.size)].mean(1)
+    m = min(_GROUP_TOP, R)
+    kc = np.flatnonzero(np.asarray(query if known is None else known))
+    groups = archetype_groups(fit.main[rows[:m]], W[:m, _GROUP_VOTE], kc)
     x = np.concatenate([
         votes, shares, np.stack([first, other_share, any_share], 1), copy_oh, other_oh,
         np.stack([sim_hold, recent_hold, share_f, other_f, recent_f, rank], 1), limit_f, mode_f,
         np.stack([logit / 5.0, np.log1p(holds.sum(1)) / 5.0, np.log(np.clip(share_f, 1e-5, 1)) / 10.0], 1),
-        cf, np.stack([fit_min, fit_max], 1), kvotes], axis=1).astype(np.float32)
+        cf, np.stack([fit_min, fit_max], 1), kvotes, group_features(holds, groups)], axis=1).astype(np.float32)
     return BoardSlots(card.astype(np.int64), copy.astype(np.int64), x, ctx, base, rows, W[:, _BASE_VOTE])
 
 
-CARD_COLUMNS = slice(SLOT_FEATURES - len(CARD_FEATURES) - 5, SLOT_FEATURES - 3)
+CARD_COLUMNS = slice(LEGACY_SLOT_FEATURES - len(CARD_FEATURES) - 5, LEGACY_SLOT_FEATURES - 3)
 
 
 def slot_targets(slots: BoardSlots, true_counts: np.ndarray) -> np.ndarray:
@@ -312,6 +404,7 @@ class RankerConfig:
     layers: int = 2           # set-attention layers (0: each slot scored on its own, the ablation)
     heads: int = 4
     card_features: bool = True
+    archetype_groups: bool = True  # False: the archetype groups' columns zeroed (the ablation)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -338,9 +431,14 @@ class SlotRanker(nn.Module):
 
     def forward(self, x: torch.Tensor, ctx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """x [B, S, D], ctx [B, C], mask bool [B, S] (True = a real slot) -> logits [B, S]."""
-        if not self.config.card_features:
+        if x.shape[-1] > self.config.slot_features:  # a version trained before the groups: their columns last
+            x = x[..., :self.config.slot_features]
+        if not self.config.card_features or not self.config.archetype_groups:
             x = x.clone()
-            x[..., CARD_COLUMNS] = 0.0
+            if not self.config.card_features:
+                x[..., CARD_COLUMNS] = 0.0
+            if not self.config.archetype_groups:
+                x[..., GROUP_COLUMNS] = 0.0
         S = x.shape[1]
         h = self.slot_in(torch.cat([x, ctx[:, None, :].expand(-1, S, -1)], dim=-1))
         if self.layers:
@@ -656,9 +754,10 @@ def _fit_on(tr: Examples, val: Examples | None, config: RankerConfig, plan: FitP
 
 def ranker_from(config: dict, tensors: dict) -> SlotRanker:
     """The ``SlotRanker`` of a ``deck_rank`` version's config and tensors (ValueError when they do not fit)."""
-    if int(config.get("slot_features", SLOT_FEATURES)) != SLOT_FEATURES:
+    features = int(config.get("slot_features", SLOT_FEATURES))
+    if features not in (SLOT_FEATURES, LEGACY_SLOT_FEATURES):
         raise ValueError(f"its slots have {config.get('slot_features')} features, this code makes {SLOT_FEATURES}")
-    model = SlotRanker(RankerConfig.from_dict(config.get("model") or {}))
+    model = SlotRanker(RankerConfig.from_dict({**(config.get("model") or {}), "slot_features": features}))
     try:
         model.load_state_dict({k: v.float() for k, v in tensors.items()})
     except RuntimeError as exc:

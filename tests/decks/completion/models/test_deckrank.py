@@ -118,3 +118,64 @@ def test_rank_fill_follows_the_scores_copy_by_copy(setup):
     dr.rank_fill(None, index, b2, 1)
     both = np.bincount(np.array(b2.main + b2.side, dtype=np.int64), minlength=c.V) - np.bincount(main, minlength=c.V)
     assert (both[np.setdiff1d(np.arange(c.V), c.basics)] <= 1).all()
+
+
+def _two_archetypes(n_a=6, n_b=4, seed=0, best_a=True):
+    """Card sets of neighbour decks from two clearly different archetypes (cards 0-29 / 30-59, a shared card 99),
+    the best neighbour an A deck (``best_a``) or a B deck; A's decks hold the known cards (0-4)."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_a + n_b):
+        base = 0 if i < n_a else 30
+        pick = base + np.concatenate([np.arange(5), rng.choice(np.arange(5, 30), size=15, replace=False)])
+        r = np.zeros(100)
+        r[pick], r[99] = 4, 4
+        rows.append(r)
+    first = 0 if best_a else n_a
+    order = np.r_[first, rng.permutation(np.delete(np.arange(n_a + n_b), first))]  # the best first, the rest mixed
+    return sparse.csr_matrix(np.stack(rows)[order]), order < n_a
+
+
+@pytest.mark.parametrize("best_a", [True, False])
+def test_archetype_groups_split_two_archetypes(best_a):
+    sets, is_a = _two_archetypes(best_a=best_a)
+    w = np.linspace(1.0, 0.5, is_a.size)
+    g = dr.archetype_groups(sets, w, np.arange(5))
+    assert np.array_equal(g.near, is_a)  # the group holding the known cards is A, and it is all of A
+    weight_near, size_near, size_other, known_near, known_other, medoid_overlap = g.deck
+    assert abs(weight_near - w[is_a].sum() / w.sum()) < 1e-9
+    assert size_near == is_a.mean() and size_other == 1 - is_a.mean()
+    assert known_near == 1.0 and known_other == 0.0 and medoid_overlap < 0.1
+    # per slot: a card only A plays gets its vote inside the near group, none in the other
+    holds = np.stack([is_a, ~is_a, np.ones_like(is_a)])
+    f = dr.group_features(holds, g)
+    assert f.shape == (3, len(dr.GROUP_FEATURES))
+    assert np.allclose(f[:, :3], [[1, 0, 1], [0, 1, -1], [1, 1, 0]])
+    # one archetype (every deck alike): one group, nothing in the other
+    same = dr.archetype_groups(sets[np.flatnonzero(is_a)[:1].repeat(4)], np.ones(4), np.arange(5))
+    assert same.near.all() and same.deck[2] == 0.0
+
+
+def test_the_switch_zeroes_the_group_columns():
+    torch.manual_seed(0)
+    x = torch.rand(2, 5, dr.SLOT_FEATURES)
+    ctx, mask = torch.rand(2, 7), torch.ones(2, 5, dtype=torch.bool)
+    blind = dr.SlotRanker(dr.RankerConfig(context=7, width=8, layers=1, heads=2, archetype_groups=False)).eval()
+    seeing = dr.SlotRanker(dr.RankerConfig(context=7, width=8, layers=1, heads=2)).eval()
+    seeing.load_state_dict(blind.state_dict())
+    moved = x.clone()
+    moved[..., dr.GROUP_COLUMNS] = torch.rand(2, 5, len(dr.GROUP_FEATURES))
+    with torch.no_grad():
+        assert torch.equal(blind(x, ctx, mask), blind(moved, ctx, mask))      # the groups' columns are not read
+        assert not torch.allclose(seeing(x, ctx, mask), seeing(moved, ctx, mask))
+        # the other columns still are
+        other = x.clone()
+        other[..., 0] += 1.0
+        assert not torch.allclose(blind(x, ctx, mask), blind(other, ctx, mask))
+    # a version trained before the groups reads the first columns only (its layout is a prefix)
+    legacy = dr.SlotRanker(dr.RankerConfig(slot_features=dr.LEGACY_SLOT_FEATURES, context=7, width=8, layers=1,
+                                           heads=2)).eval()
+    with torch.no_grad():
+        assert torch.equal(legacy(x, ctx, mask), legacy(x[..., :dr.LEGACY_SLOT_FEATURES], ctx, mask))
