@@ -136,7 +136,9 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
     """Score ``completer_fn`` on ``n_decks`` test decks with ``K`` known main cards.
 
     Returns {"K", "n", "main_recall", "main_recall_ci95" (normal approximation), "side_recall",
-    "side_recall_ci95", "valid_share", "invalid" (count per broken rule), "errors", "first_error",
+    "side_recall_ci95", "valid_share", "added_illegal" (outputs with a card the method added that is not legal
+    in the format), "given_illegal" (decks whose given cards include one the legality table does not allow: kept
+    as given, they make the output invalid for every method), "invalid" (count per broken rule), "errors", "first_error",
     "seconds" (inside the completer), "per_second", "per_format": {fmt_id: {"n", "main_recall", ...}}}.
     ``progress(done, total)`` is called after each deck. ``mask_fn`` replaces ``known_from_count`` (tests);
     ``decks`` fixes the evaluated test rows (default: ``sample_test_rows(len(test), n_decks, seed)``).
@@ -149,6 +151,7 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
     valid = np.zeros(n, dtype=bool)
     invalid = {"size": 0, "range": 0, "known": 0, "copies": 0, "legality": 0}
     errors, first_error, seconds = 0, None, 0.0
+    given_illegal, added_illegal = 0, 0
     no_side = np.zeros(0, dtype=np.int64)
     for i, d in enumerate(rows):
         d = int(d)
@@ -180,11 +183,18 @@ def evaluate(completer_fn: Callable, test, popularity: np.ndarray, K: int, n_dec
         broken = check_completion(out_main, out_side, known, no_side, fmt, legal, copy_limit, restricted)
         for k, v in broken.items():
             invalid[k] += int(v)
+        # the legality rule split by whose card it is: a given card the format's table does not allow is kept
+        # as given (every method alike); a card the method added must be legal
+        given_illegal += int(known.size > 0 and not legal[fmt][known].all())
+        added = np.concatenate([generated, out_side])
+        added = added[(added >= 0) & (added < legal.shape[1])]
+        added_illegal += int(added.size > 0 and not legal[fmt][added].all())
         valid[i] = not any(broken.values())
         if progress:
             progress(i + 1, n)
 
-    result = {"K": int(K), **_summary(main_r, side_r, valid), "invalid": invalid, "errors": errors,
+    result = {"K": int(K), **_summary(main_r, side_r, valid), "added_illegal": added_illegal,
+              "given_illegal": given_illegal, "invalid": invalid, "errors": errors,
               "first_error": first_error, "seconds": seconds,
               "per_second": (n / seconds) if seconds > 0 else math.inf,
               "rows": rows.tolist(), "main_recall_per_deck": main_r.tolist(), "side_recall_per_deck": side_r.tolist()}

@@ -116,6 +116,24 @@ def test_invalid_outputs_are_caught(hand, rule):
     assert r["invalid"][rule] == n_bad
     if rule == "legality":
         assert r["per_format"][0]["valid_share"] == 1.0 and r["per_format"][1]["valid_share"] == 0.0
+        assert r["added_illegal"] == n_bad and r["given_illegal"] == 0  # the method added the illegal card
+
+
+def test_a_given_illegal_card_is_told_apart_from_an_added_one(hand):
+    """The second deck's main cards but one (21-34) are not legal in its format: its given cards are kept as
+    given, so the output is invalid whatever the method does, and the count says it was a given card, not an
+    added one."""
+    test, legal, limit = hand
+    legal = legal.copy()
+    legal[1, 21:35] = False
+
+    def basics(mk, sk, fmt, seed):
+        return np.concatenate([mk, np.full(60 - len(mk), BASIC)]), np.full(15, BASIC)
+
+    r = _run(basics, test, legal, limit)
+    assert r["invalid"]["legality"] == 1 and r["given_illegal"] == 1 and r["added_illegal"] == 0
+    oracle = _run(lambda mk, sk, fmt, seed: _true_deck(test, mk, fmt), test, legal, limit)
+    assert oracle["given_illegal"] == 1 and oracle["added_illegal"] == 1  # the true deck adds more of them
 
 
 def test_check_completion_restricted():
