@@ -59,7 +59,8 @@ def main() -> int:
     parser.add_argument("--rank-ablation", action="append", default=[],
                         help="label=<deck_rank ModelVersion id>: the masked model with that sideboard ranker instead")
     parser.add_argument("--add-ablations", action="store_true",
-                        help="only score the --ablation versions and add them to the existing results file")
+                        help="only score the --ablation and --rank-ablation versions and add them to the existing "
+                             "results file")
     args = parser.parse_args()
 
     os.environ["MTG_STACK"] = args.stack
@@ -121,6 +122,9 @@ def main() -> int:
     if args.add_ablations:  # the same decks and masks as the results file's run
         out = json.loads((RESULTS / "completion.json").read_text())
         others = [ablation_completer(spec) for spec in args.ablation]  # every version loads before any is scored
+        for spec in args.rank_ablation:  # deck_rank versions: the site's completer with that sideboard ranker
+            label, _, pk = spec.partition("=")
+            others.append((label, build_rank_variant(masked, names, ModelVersion.objects.get(pk=int(pk)))))
         for label, other in others:
             r = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed, tables.legal,
                         tables.copy_limit, decks=rows_all, **kw)["a"]
@@ -226,6 +230,7 @@ def main() -> int:
         return {m: {str(K): {k: v for k, v in r.items() if k not in PER_DECK} for K, r in per_k.items()}
                 for m, per_k in q.items()}
 
+    legality = legality_summary({"all": quality["masked"], "novel": novel_q["masked"]}, args.known)
     out = {
         "benchmark": "completion",
         "command": command("completion"),
@@ -248,6 +253,7 @@ def main() -> int:
         "ablation": {label: {str(K): {"main_recall": r[K]["main_recall"], "side_recall": r[K]["side_recall"],
                                       "valid_share": r[K]["valid_share"]} for K in args.known}
                      for label, r in ablation.items()},
+        "legality": legality,
         "latency": latency,
         "seconds": round(time.perf_counter() - started, 1),
     }
@@ -267,6 +273,29 @@ def main() -> int:
                   f"side {r['side']['wins']}-{r['side']['losses']} (p={r['side']['sign_test_p']:.2g})")
     print(json.dumps(latency, indent=1))
     return 0
+
+
+def legality_summary(results: dict, known) -> dict:
+    """What the validity check found for the site's completer: per slice and K the share of valid 60 + 15 decks,
+    the share keeping every given card, the outputs with an added card not legal in the format and the decks whose
+    given cards include one the legality table does not allow; and where that table's rows came from."""
+    from django.db.models import Count
+
+    from decks.core.rules import FORMATS
+    from decks.models import Legality
+
+    sources = dict(Legality.objects.filter(format__in=FORMATS).values("source").annotate(n=Count("id"))
+                   .values_list("source", "n"))
+    out = {"checked": "60 + 15 cards, every given card kept (multiset), copy limits over main + side (restricted: 1), "
+                      "every card legal in the format by card_tables() (the Legality table's legal / restricted rows "
+                      "and the basic lands: the table the site's completer masks with)",
+           "legality_rows_by_source": sources}
+    for label, per_k in results.items():
+        out[label] = {str(K): {"n": r["n"], "valid_share": round(r["valid_share"], 4),
+                               "kept_given_share": round(1 - r["invalid"]["known"] / max(r["n"], 1), 4),
+                               "added_illegal": r["added_illegal"], "given_illegal": r["given_illegal"]}
+                      for K, r in per_k.items() if K in known}
+    return out
 
 
 def tune_vote(train, split: str, V, tables, popularity, args, kw):
