@@ -30,9 +30,9 @@ GAME_VALUE = kinds.Kind(
     value_training.KIND, label="Game value model (the search's learned leaf and win estimate)", shapes=value_training.shapes, metadata=value_training.metadata, train=value_training.train,
     evaluate=value_training.evaluate,
     parameters={"games": int, "workers": int, "seed": int, "epochs": int, "hidden": str, "weight_decay": float,
-                "rows": str, "from_rows": paths, "out": str},
-    evaluate_parameters={"games": int, "workers": int, "seed": int},
-    quick=lambda scope: {"games": 5, "workers": 1, "epochs": 60, "hidden": "8"})
+                "rows": str, "from_rows": paths, "out": str, "level": str},
+    evaluate_parameters={"games": int, "workers": int, "seed": int, "level": str},
+    quick=lambda scope: {"games": 4, "workers": 1, "epochs": 60, "hidden": "8", "level": "Easy"})
 
 GAME_POLICY_NET = kinds.Kind(
     policy_training.KIND, label="Game policy/value network (search prior and leaf value)", shapes=policy_training.shapes, metadata=policy_training.metadata,

@@ -20,6 +20,7 @@ from gameplay import carddb
 from gameplay.core.matches import roundrobin as core
 from gameplay.core.matches import selfplay
 from gameplay.core.learning import value
+from gameplay.core.engine.adapter import DIFFICULTIES
 from gameplay.core.engine.decks import sample_decks
 from ml import registry
 from ml.kinds import ConfigError, TrainingError, need, settle
@@ -29,9 +30,19 @@ from ml.progress import Progress
 KIND = "game_value"
 OLD_KIND = "game_policy"  # the kind's name until this release (an alias of KIND for one release)
 DEFAULTS = {"games": 480, "workers": 2, "seed": 20000, "rows": None, "from_rows": [], "hidden": "32", "epochs": 400,
-            "weight_decay": 1e-2, "out": None, "notes": ""}
+            "weight_decay": 1e-2, "out": None, "notes": "", "level": None}
 # who plays the self-play games, in turn: mostly the bench's opponent, some games one seat stronger
 SCHEDULE = (("Medium", "Medium"), ("Medium", "Medium"), ("VeryHard", "Medium"), ("Medium", "VeryHard"))
+
+
+def schedule_for(level: str | None, default=SCHEDULE) -> tuple:
+    """The self-play schedule: ``level`` (one of the engine's difficulties) in both seats of every game, or
+    ``default``. The quick preset plays Easy: a third of a Medium game's CPU, enough to check the pipeline."""
+    if level is None:
+        return default
+    if level not in DIFFICULTIES:
+        raise TrainingError(f"level must be one of {', '.join(DIFFICULTIES)} (got {level!r})")
+    return ((level, level),)
 
 
 def read_lines(path: Path, ok, what: str) -> list[dict]:
@@ -112,13 +123,15 @@ def fit(params: dict, progress: Progress) -> value.ValueModel:
     hidden = hidden_widths(p["hidden"])
     if p["games"] < 0 or p["workers"] < 1:
         raise TrainingError("games must be >= 0 and workers >= 1")
+    schedule = schedule_for(p["level"])
     rows = []
     for path in p["from_rows"]:
         if not Path(path).is_file():
             raise TrainingError(f"no such rows file: {path}")
         rows += read_rows(Path(path))
     if p["games"]:
-        played, failed = play_games(p["games"], p["seed"], p["workers"], progress, rows_path=p["rows"])
+        played, failed = play_games(p["games"], p["seed"], p["workers"], progress, rows_path=p["rows"],
+                                    schedule=schedule)
         for line in failed[:10]:
             progress.log(line)
         rows += played
@@ -130,7 +143,8 @@ def fit(params: dict, progress: Progress) -> value.ValueModel:
     model = value.fit(x, y, hidden=hidden, epochs=p["epochs"], weight_decay=p["weight_decay"], groups=groups)
     prob = model.probability(np.array(x))
     model.info.update(games=len(set(groups)), train_brier=round(float(np.mean((prob - np.array(y)) ** 2)), 4),
-                      seeds=f"{p['seed']}..{p['seed'] + p['games'] - 1}" if p["games"] else None)
+                      seeds=f"{p['seed']}..{p['seed'] + p['games'] - 1}" if p["games"] else None,
+                      schedule=[list(levels) for levels in schedule])
     return model
 
 
@@ -147,7 +161,8 @@ def register(model: value.ValueModel, notes: str = "") -> ModelVersion:
         return registry.register_file(
             KIND, path, config={"format": value.FORMAT, "hidden": list(info["hidden"]), "features": len(value.FEATURES)},
             metrics={k: info[k] for k in ("valid_log_loss", "train_brier", "rows", "games", "best_epoch") if k in info},
-            data_snapshot={"seeds": info.get("seeds"), "games": info.get("games"), "schedule": [list(s) for s in SCHEDULE],
+            data_snapshot={"seeds": info.get("seeds"), "games": info.get("games"),
+                           "schedule": info.get("schedule") or [list(s) for s in SCHEDULE],
                            "decks": sorted(sample_decks(settings.MTG_DATA_DIR))},
             activate=False, notes=notes or "")
     except BaseException:
@@ -179,16 +194,17 @@ def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
 
 
 def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:
-    """Brier score and log-loss against the winner on positions of fresh Medium self-play games (seeds
-    5000 + i, never trained on), beside the engine's evaluation on the same positions."""
+    """Brier score and log-loss against the winner on positions of fresh self-play games (Medium, or ``level``;
+    seeds 5000 + i, never trained on), beside the engine's evaluation on the same positions."""
     games = int(params.get("games", 12))
-    progress.log(f"playing {games} Medium self-play games")
+    schedule = schedule_for(params.get("level"), default=(("Medium", "Medium"),))
+    progress.log(f"playing {games} {schedule[0][0]} self-play games")
     try:
         model = value.ValueModel.load(registry.resolve_path(version.weights_path))
     except value.ValueModelError as exc:
         raise TrainingError(str(exc)) from None
     rows, failed = play_games(games, int(params.get("seed", 5000)), int(params.get("workers", 1)), progress,
-                              schedule=(("Medium", "Medium"),))
+                              schedule=schedule)
     if not rows:
         raise TrainingError("no finished game to evaluate on" + (f" ({failed[0]})" if failed else ""))
     out = {"games": len({r["seed"] for r in rows}), **value.score(model, rows)}

@@ -2,6 +2,7 @@
 page, who may see it, bad input, and the sweep that runs again a review whose worker died."""
 from __future__ import annotations
 
+import functools
 import json
 import time
 import uuid
@@ -29,26 +30,42 @@ def finished_game(owner=None, session_key: str = "", seed: int = 27, *, person: 
                   ai: str = "dimir_terror", players=None, secret: bool = True) -> tuple[PlayedGame, set[str]]:
     """A whole game (by default the engine's Easy AI in the person's seat, VeryEasy opposite) stored as the site
     stores one: decks, seed, first player and every move; and the names of the AI's cards the person never saw
-    (``secret``: else an empty set, without the replay that finds them)."""
+    (``secret``: else an empty set, without the replay that finds them). A game of the default players is played
+    once per process (``_played``): the tests only read it, and a game with its replay is seconds of CPU."""
+    if players is None:
+        moves, state, winner, turn, unseen = _played(person, ai, seed, secret)
+    else:
+        moves, state, winner, turn, unseen = _play(person, ai, seed, players, secret)
+    decks = sample_deck_lists()
+    row = PlayedGame.objects.create(
+        owner=owner, session_key=session_key, human_deck_name=NAMES.get(person, person),
+        human_deck=decks[person]["main"], ai_deck_name=NAMES.get(ai, ai), ai_deck=decks[ai]["main"],
+        opponent="engine:VeryEasy", human_seat=0, seed=seed, first_player=0, moves=[list(m) for m in moves],
+        decisions=len(moves), state=state, status="finished",
+        result={"winner": winner, "you_won": winner == 0, "draw": winner is None}, turn=turn)
+    return row, set(unseen)
+
+
+def _play(person: str, ai: str, seed: int, players, secret: bool):
+    """(moves, state JSON, winner, last turn, the AI's cards the person never saw) of one whole game."""
     from gameplay import carddb
-    from gameplay.core.matches.players import EnginePlayer, play_game
+    from gameplay.core.matches.players import play_game
 
     engine = carddb.get_engine()
     lists = (deck_list(person), deck_list(ai))
     game = engine.new_game(*lists, seed=seed, first_player=0)
     moves = []
-    play_game(game, players or (EnginePlayer("Easy"), EnginePlayer("VeryEasy")),
-              on_decision=lambda g, seat, action: moves.append([seat, action.key]))
-    state = game.state()
+    play_game(game, players, on_decision=lambda g, seat, action: moves.append((seat, action.key)))
     winner = (game.result() or {}).get("winner")
-    decks = sample_deck_lists()
-    row = PlayedGame.objects.create(
-        owner=owner, session_key=session_key, human_deck_name=NAMES.get(person, person),
-        human_deck=decks[person]["main"], ai_deck_name=NAMES.get(ai, ai), ai_deck=decks[ai]["main"],
-        opponent="engine:VeryEasy", human_seat=0, seed=seed, first_player=0, moves=moves, decisions=len(moves),
-        state=json.dumps(state), status="finished",
-        result={"winner": winner, "you_won": winner == 0, "draw": winner is None}, turn=game.turn)
-    return row, never_seen(engine, lists, moves, seed=seed, first_player=0, seat=0) if secret else set()
+    unseen = never_seen(engine, lists, moves, seed=seed, first_player=0, seat=0) if secret else set()
+    return tuple(moves), json.dumps(game.state()), winner, game.turn, frozenset(unseen)
+
+
+@functools.lru_cache(maxsize=8)
+def _played(person: str, ai: str, seed: int, secret: bool):
+    from gameplay.core.matches.players import EnginePlayer
+
+    return _play(person, ai, seed, (EnginePlayer("Easy"), EnginePlayer("VeryEasy")), secret)
 
 
 @pytest.fixture
@@ -173,7 +190,7 @@ def test_a_game_still_being_played_cannot_be_reviewed(game_env, small_reviews, d
 
 def test_the_sweep_runs_again_a_review_whose_worker_died(game_env, settings, django_user_model):  # noqa: F811
     user, _ = signed_in(django_user_model, "ana")
-    row, _ = finished_game(owner=user, seed=5, secret=False)
+    row, _ = finished_game(owner=user)
     review, fresh = service.start_review(row)
     assert fresh and review.status == "queued"
     long_ago = timezone.now() - timedelta(seconds=settings.MTG_JOB_STALE_SECONDS + 5)
