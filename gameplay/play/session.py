@@ -64,8 +64,10 @@ def get_engine():
 
 
 def load_game(row: PlayedGame) -> Game:
-    """The stored game. phase.rs writes some states it cannot read back (a token copy's triggers
-    after Offspring, for one: docs/game-advice.md); such a game is rebuilt by replaying its moves."""
+    """The stored game. phase.rs writes some states it cannot read back; ``engine.load`` repairs those
+    it can (``adapter.repair_state``: an Offspring token's trigger origins, a pump prompt), and a game
+    still refused ("current-turn ZoneChanged record has no ledger occurrence", docs/game-advice.md) or
+    stored damaged is rebuilt by replaying its moves."""
     try:
         return get_engine().load(row.state)
     except (BadState, EnginePanic) as exc:

@@ -136,22 +136,56 @@ def _guard(call, *args, **kwargs):
 _UNREADABLE_EFFECT_DETAILS = {"Increase", "Decrease"}
 
 
-def repair_state(state: dict) -> dict:
-    """``state`` (``Game.state()``), with what the engine writes but cannot read back replaced by what
-    it can (see _UNREADABLE_EFFECT_DETAILS). Returns ``state`` itself when nothing needs repair, else
-    a repaired copy (the caller's dict is never changed)."""
-    waiting = state["state"].get("waiting_for")
+def _repair_target_slots(st: dict) -> dict | None:
+    """The pump prompt's effect detail (see _UNREADABLE_EFFECT_DETAILS) as one the engine reads: a new
+    ``waiting_for``, or None when the prompt needs no repair."""
+    waiting = st.get("waiting_for")
     slots = (waiting.get("data") or {}).get("target_slots") if isinstance(waiting, dict) else None
     if not isinstance(slots, list) or not any(
             isinstance(slot, dict) and (slot.get("effect_detail") or {}).get("type") in _UNREADABLE_EFFECT_DETAILS
             for slot in slots):
-        return state
-    repaired = dict(state, state=dict(state["state"], waiting_for=dict(waiting, data=dict(waiting["data"]))))
-    repaired["state"]["waiting_for"]["data"]["target_slots"] = [
+        return None
+    return dict(waiting, data=dict(waiting["data"], target_slots=[
         dict(slot, effect_detail={"type": "None"})
         if isinstance(slot, dict) and (slot.get("effect_detail") or {}).get("type") in _UNREADABLE_EFFECT_DETAILS
-        else slot for slot in slots]
-    return repaired
+        else slot for slot in slots]))
+
+
+def _misaligned_origins(obj) -> bool:
+    """A token copy whose ``base_trigger_printed_origins`` phase.rs wrote longer than its own
+    ``base_trigger_definitions``, every entry empty. The list is read as one entry per base trigger
+    ("copiable trigger origins do not align with the active base set"); an Offspring token (a 1/1 copy
+    of Manifold Mouse: its combat trigger, not the Offspring trigger) gets the original's two entries.
+    Only all-``None`` lists are repaired: then which entry belonged to the dropped trigger does not
+    matter, and ``[None] * n`` is what the engine writes back after loading such a state."""
+    if not isinstance(obj, dict):
+        return False
+    origins, triggers = obj.get("base_trigger_printed_origins"), obj.get("base_trigger_definitions")
+    return (isinstance(origins, list) and isinstance(triggers, list) and len(origins) > len(triggers)
+            and all(o is None for o in origins))
+
+
+def repair_state(state: dict) -> dict:
+    """``state`` (``Game.state()``), with what the engine writes but cannot read back replaced by what
+    it can, without changing the game: the pump prompt's effect detail (_UNREADABLE_EFFECT_DETAILS) and
+    a token copy's trigger origins (_misaligned_origins). Returns ``state`` itself when nothing needs
+    repair, else a repaired copy sharing the parts it does not change (the caller's dict is never
+    changed)."""
+    st = state["state"]
+    changes = {}
+    waiting = _repair_target_slots(st)
+    if waiting is not None:
+        changes["waiting_for"] = waiting
+    objects = st.get("objects")
+    if isinstance(objects, dict):
+        bad = [key for key, obj in objects.items() if _misaligned_origins(obj)]
+        if bad:
+            changes["objects"] = dict(objects, **{key: dict(
+                objects[key], base_trigger_printed_origins=[None] * len(objects[key]["base_trigger_definitions"]))
+                for key in bad})
+    if not changes:
+        return state
+    return dict(state, state=dict(st, **changes))
 
 
 class Game:

@@ -87,6 +87,27 @@ def named_ids(data) -> set[int]:
     return out
 
 
+def to_real_action(game: Game, seat: int, chosen: Action | None, legal: list[Action],
+                   hidden: set[int]) -> tuple[Action | None, str]:
+    """A copy's choice (``chosen``, an action of the copy) as ``game``'s action, with ``legal`` the real game's
+    offered actions and ``hidden`` the ids ``seat`` cannot see: the offered action with the same key, else (the AI
+    chooses among more than the listed actions: a four-creature attack) the same action read by the real game
+    (``Game.engine_action``). Returns ``(action, "")``, ``(None, "")`` when there is no choice (the AI gave up), or
+    ``(None, why)`` when the choice cannot be played on the real game: it names a card the seat cannot see, or the
+    real game will not read it. The one mapping the honest AI and the ensemble share."""
+    if chosen is None:
+        return None, ""
+    offered = next((a for a in legal if a.key == chosen.key), None)
+    if offered is not None:
+        return offered, ""
+    if named_ids(chosen.data) & hidden:
+        return None, "the copy's choice names a hidden card"
+    try:
+        return game.engine_action(seat, json.loads(chosen.key)), ""
+    except (EngineError, ValueError) as exc:
+        return None, str(exc) or type(exc).__name__
+
+
 def _fallback(game: Game, seat: int, difficulty: str, reason: str, stats: HonestStats | None) -> Action | None:
     for counter in (TOTALS, stats):
         if counter is not None:
@@ -99,10 +120,9 @@ def _fallback(game: Game, seat: int, difficulty: str, reason: str, stats: Honest
 def honest_ai_action(game: Game, seat: int, difficulty: str, rng: random.Random,
                      stats: HonestStats | None = None) -> Action | None:
     """The engine's AI choice for ``seat`` at ``difficulty``, taken on ``honest_copy(game, seat, rng)`` and mapped
-    back to ``game``: the offered action with the same key, else (the AI chooses among more than the listed
-    actions: a four-creature attack) the same action read by the real game (``Game.engine_action``). None when the
-    AI gives up. A copy that cannot be loaded or searched, or a choice naming a card the seat cannot see, falls back
-    to one call on the real game, counted in ``stats`` and ``TOTALS``."""
+    back to ``game`` (``to_real_action``). None when the AI gives up. A copy that cannot be loaded or searched, or
+    a choice naming a card the seat cannot see or the real game will not read, falls back to one call on the real
+    game, counted in ``stats`` and ``TOTALS``."""
     if difficulty not in ENGINE_LEVELS:
         raise ValueError(f"difficulty must be one of {', '.join(ENGINE_LEVELS)}")
     legal = game.legal_actions(seat)
@@ -114,18 +134,9 @@ def honest_ai_action(game: Game, seat: int, difficulty: str, rng: random.Random,
         chosen = game.engine.load(copy_state).ai_action(seat, difficulty)
     except EngineError as exc:
         return _fallback(game, seat, difficulty, str(exc), stats)
-    if chosen is None:
-        action = None
-    else:
-        offered = {a.key: a for a in legal}
-        action = offered.get(chosen.key)
-        if action is None:
-            if named_ids(chosen.data) & hidden_ids(copy_state, seat):
-                return _fallback(game, seat, difficulty, "the copy's choice names a hidden card", stats)
-            try:
-                action = game.engine_action(seat, json.loads(chosen.key))
-            except EngineError as exc:
-                return _fallback(game, seat, difficulty, str(exc), stats)
+    action, why = to_real_action(game, seat, chosen, legal, hidden_ids(copy_state, seat))
+    if why:
+        return _fallback(game, seat, difficulty, why, stats)
     for counter in (TOTALS, stats):
         if counter is not None:
             counter.copies += 1

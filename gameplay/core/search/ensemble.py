@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from gameplay.core.engine.adapter import ENGINE_LEVELS, Action, EngineError, Game, determinize
-from gameplay.core.engine.honest import hidden_ids, named_ids
+from gameplay.core.engine.honest import hidden_ids, to_real_action
 from gameplay.core.search.pruning import ObjectLookup, signature
 
 # phase-ai's levels stop their search after 1.5 s of wall-clock time; a call at least this long was cut off
@@ -271,7 +271,7 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
             vote.evaluations.append(value)
             vote.engine_seconds += seconds
             vote.cut_off += seconds >= ENGINE_CAP_SECONDS
-            action = _to_real(game, seat, chosen, legal, hidden)
+            action, _ = to_real_action(game, seat, chosen, legal, hidden)
             if action is None:
                 vote.discarded += chosen is not None
                 continue
@@ -319,19 +319,3 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
         stats.add(vote)
     return vote
 
-
-def _to_real(game: Game, seat: int, chosen: Action | None, legal: list[Action], hidden: set[int]) -> Action | None:
-    """A copy's choice as the real game's action: the offered action with the same key, else (the AI chooses among
-    more than the listed actions: a four-creature attack) the same action read by the real game. None for no
-    choice, a choice naming a card the seat cannot see, or one the real game will not read."""
-    if chosen is None:
-        return None
-    offered = next((a for a in legal if a.key == chosen.key), None)
-    if offered is not None:
-        return offered
-    if named_ids(chosen.data) & hidden:
-        return None
-    try:
-        return game.engine_action(seat, json.loads(chosen.key))
-    except (EngineError, ValueError):
-        return None

@@ -142,6 +142,53 @@ def test_a_pump_target_prompt_is_read_back(engine):
     assert repair_state(copy.state()) is not None and copy.seats_to_act() == game.seats_to_act()
 
 
+
+def _token_with_misaligned_origins(state: dict):
+    """The first object whose trigger origins phase.rs wrote longer than its base triggers, or None."""
+    for obj in state["state"]["objects"].values():
+        origins = obj.get("base_trigger_printed_origins")
+        if isinstance(origins, list) and len(origins) > len(obj.get("base_trigger_definitions") or []):
+            return obj
+    return None
+
+
+def test_an_offspring_tokens_trigger_origins_are_read_back(engine):
+    # An Offspring token (a 1/1 copy of Manifold Mouse) keeps its combat trigger but not the Offspring one; phase.rs
+    # writes the original's two (empty) trigger origins beside its one trigger and refuses that state when reading
+    # it back ("copiable trigger origins do not align with the active base set": the issue's 12 of 79 refused
+    # copies, the advisor's 503s). engine.load repairs it (one empty origin per trigger); the game is the same.
+    from gameplay.core.engine.adapter import _guard
+
+    players = (EnginePlayer("Easy", peek=True), EnginePlayer("Medium", peek=True))
+    for seed, first_player in ((203, 0), (214, 0), (211, 1), (101, 0)):  # spares: Medium varies under load
+        game = engine.new_game(deck_list("dimir_terror"), deck_list("mono_red_aggro"), seed=seed,
+                               first_player=first_player)
+        for _ in range(700):
+            seat = game.seat_to_act()
+            if seat is None or _token_with_misaligned_origins(game.state()) is not None:
+                break
+            game.apply(seat, players[seat].choose(game, seat))
+        if seat is not None:
+            break
+    else:
+        raise AssertionError("no Offspring token in four games")
+    state = game.state()
+    token = _token_with_misaligned_origins(state)
+    assert token["name"] == "Manifold Mouse" and token["is_token"]
+    with pytest.raises(ValueError, match="copiable trigger origins do not align"):
+        _guard(engine._engine.load_game, state)  # as the engine wrote it
+    before = json.dumps(state, sort_keys=True)
+    copy = engine.load(state)
+    assert json.dumps(state, sort_keys=True) == before  # the caller's state is not changed
+    assert copy.seats_to_act() == game.seats_to_act()
+    assert [a.key for a in copy.legal_actions(seat)] == [a.key for a in game.legal_actions(seat)]
+    back = copy.state()["state"]["objects"][str(token["id"])]
+    assert back["base_trigger_printed_origins"] == [None] * len(token["base_trigger_definitions"])
+    assert {k: v for k, v in back.items() if k != "base_trigger_printed_origins"} == {
+        k: v for k, v in token.items() if k != "base_trigger_printed_origins"}
+    # its honest copies load too (the other hand and the libraries re-dealt)
+    engine.load(determinize(state, seat, random.Random(1)))
+
 def test_replay_rebuilds_a_game_from_its_moves_including_the_ais_unlisted_choices(engine):
     decks = (deck_list("dimir_terror"), deck_list("mono_red_aggro"))
     game = engine.new_game(*decks, seed=203, first_player=0)
