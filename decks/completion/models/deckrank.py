@@ -45,7 +45,8 @@ from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masking import known_from_count
 
 __all__ = ["CARD_FEATURES", "card_feature_table", "RankParams", "SlotIndex", "BoardSlots", "SlotRanker",
-           "RankerConfig", "train_ranker", "archetype_groups", "group_features", "Groups", "rank_fill", "slot_targets", "ranker_from", "fit_side_ranker", "FitPlan",
+           "RankerConfig", "train_ranker", "archetype_groups", "group_features", "Groups", "rank_fill",
+           "slot_targets", "ranker_from", "fit_side_ranker", "FitPlan", "month_start", "month_examples",
            "Examples", "side_examples", "board_examples", "topk_recall", "context_size", "SLOT_FEATURES"]
 
 CARD_FEATURES = ("mana_value", "creature", "instant", "sorcery", "artifact", "enchantment", "planeswalker", "land",
@@ -645,7 +646,7 @@ def topk_recall(model: SlotRanker | None, ex: Examples, k=15, board_size=15) -> 
 
 # ----------------------------------------------------------------------------------------- the whole fit
 
-def _month_start(day: int, back: int) -> int:
+def month_start(day: int, back: int) -> int:
     """The day number of the first day of the month ``back`` months before the month of ``day``."""
     d = dt.date(1970, 1, 1) + dt.timedelta(days=int(day))
     y, m = d.year, d.month - back
@@ -674,6 +675,24 @@ class FitPlan:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
+def month_examples(train, V: int, legal: np.ndarray, copy_limit: np.ndarray, restricted: np.ndarray | None,
+                   cards: np.ndarray, popularity: np.ndarray, start: int, end: int, n: int, rng, plan: FitPlan,
+                   params: RankParams, gap: int = 0, seed: int = 0, progress=None) -> Examples | None:
+    """Sideboard examples of up to ``n`` decks of ``train`` first seen on days [``start``, ``end``) (``start``: the
+    first day of a month), drawn with ``rng``. Their retrieval corpus is every deck first seen before the month
+    ``gap`` months before ``start`` (0: before the month itself; 1 or 2 leave the corpus a month or two older
+    than the decks, as a site's corpus ages before the next import). None when there are no such decks."""
+    corpus, rest = split_by_date(train, month_start(start, gap))
+    rows = np.flatnonzero((rest.day >= start) & (rest.day < end))
+    if rows.size == 0 or len(corpus) == 0:
+        return None
+    pick = rng.choice(rows, size=min(n, rows.size), replace=False)
+    vote_params = VoteParams(int(plan.vote[0]), float(plan.vote[1]), float(plan.vote[2]))
+    vote = TunedVoteBaseline(vote_params).fit(corpus, V, legal, copy_limit, restricted=restricted)
+    index = SlotIndex(vote.fitted, cards, params)
+    return side_examples(vote, index, rest, pick, plan.Ks, popularity, seed, progress)
+
+
 def fit_side_ranker(train, V: int, legal: np.ndarray, copy_limit: np.ndarray, restricted: np.ndarray | None,
                     cards: np.ndarray, popularity: np.ndarray, split: int, config: RankerConfig,
                     params: RankParams | None = None, plan: FitPlan | None = None, log=None,
@@ -691,29 +710,24 @@ def fit_side_ranker(train, V: int, legal: np.ndarray, copy_limit: np.ndarray, re
     started = time.perf_counter()
     params = params or RankParams()
     log = log or (lambda message: None)
-    vote_params = VoteParams(int(plan.vote[0]), float(plan.vote[1]), float(plan.vote[2]))
     rng = np.random.default_rng(plan.seed)
-    val_start = _month_start(split - 1, 0)
+    val_start = month_start(split - 1, 0)
     parts, val = [], None
     total = plan.months * plan.per_month + plan.val
     done = 0
     for back in range(plan.months, -1, -1):  # the oldest training month first, the validation month last
-        start = _month_start(val_start, back)
-        end = _month_start(val_start, back - 1) if back > 0 else split
-        corpus, rest = split_by_date(train, start)
-        rows = np.flatnonzero(rest.day < end)
+        start = month_start(val_start, back)
+        end = month_start(val_start, back - 1) if back > 0 else split
         n = plan.val if back == 0 else plan.per_month
-        if rows.size == 0 or len(corpus) == 0:
-            log(f"month starting day {start}: no decks, skipped")
-            continue
-        pick = rng.choice(rows, size=min(n, rows.size), replace=False)
-        vote = TunedVoteBaseline(vote_params).fit(corpus, V, legal, copy_limit, restricted=restricted)
-        index = SlotIndex(vote.fitted, cards, params)
 
         def step(i, _n, base=done):
             if progress:
                 progress(base + i, total)
-        ex = side_examples(vote, index, rest, pick, plan.Ks, popularity, plan.seed + back, step)
+        ex = month_examples(train, V, legal, copy_limit, restricted, cards, popularity, start, end, n, rng, plan,
+                            params, seed=plan.seed + back, progress=step)
+        if ex is None:
+            log(f"month starting day {start}: no decks, skipped")
+            continue
         done += n
         log(f"{'validation' if back == 0 else 'training'} month starting day {start}: {len(ex)} examples, "
             f"candidates cover {ex.covered.mean() / 15:.3f} of the sideboard")

@@ -179,3 +179,30 @@ def test_the_switch_zeroes_the_group_columns():
                                            heads=2)).eval()
     with torch.no_grad():
         assert torch.equal(legacy(x, ctx, mask), legacy(x[..., :dr.LEGACY_SLOT_FEATURES], ctx, mask))
+
+
+@pytest.mark.parametrize("gap", [0, 1, 2])
+def test_month_examples_leave_the_corpus_gap_months_older(monkeypatch, gap):
+    """A month's examples retrieve only from decks first seen before the month ``gap`` months earlier (the
+    validation of a corpus that has aged), and draw only decks of their own month."""
+    c = make_corpus(n=600, seed=3)
+    seen = {}
+
+    class Recording(dr.TunedVoteBaseline):
+        def fit(self, corpus, *args, **kw):
+            seen["newest"] = int(corpus.day.max())
+            return super().fit(corpus, *args, **kw)
+    monkeypatch.setattr(dr, "TunedVoteBaseline", Recording)
+    start = dr.month_start(19700, 0)
+    end = dr.month_start(start + 40, 0)  # the first day of the next month
+    info = [(1.0, "W", "Instant", "")] * c.V
+    plan = dr.FitPlan(Ks=(10,))
+    ex = dr.month_examples(c.arrays, c.V, c.legal, c.copy_limit, None, dr.card_feature_table(info),
+                           np.ones(c.V), start, end, 8, np.random.default_rng(0), plan,
+                           dr.RankParams(neighbours=40, slots=16), gap=gap)
+    in_month = int(((c.arrays.day >= start) & (c.arrays.day < end)).sum())
+    assert ex is not None and len(ex) == min(8, in_month)
+    assert seen["newest"] < dr.month_start(start, gap)
+    assert seen["newest"] >= dr.month_start(start, gap + 1)  # nothing older was left out
+    assert dr.month_examples(c.arrays, c.V, c.legal, c.copy_limit, None, dr.card_feature_table(info), np.ones(c.V),
+                             30000, 30031, 8, np.random.default_rng(0), plan, dr.RankParams()) is None
