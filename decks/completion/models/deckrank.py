@@ -47,7 +47,8 @@ from decks.completion.models.masking import known_from_count
 __all__ = ["CARD_FEATURES", "card_feature_table", "RankParams", "SlotIndex", "BoardSlots", "SlotRanker",
            "RankerConfig", "train_ranker", "archetype_groups", "group_features", "Groups", "rank_fill",
            "slot_targets", "ranker_from", "fit_side_ranker", "FitPlan", "month_start", "month_examples",
-           "Examples", "side_examples", "board_examples", "topk_recall", "context_size", "SLOT_FEATURES"]
+           "Examples", "side_examples", "board_examples", "topk_recall", "example_scores", "recall_of", "context_size",
+           "SLOT_FEATURES"]
 
 CARD_FEATURES = ("mana_value", "creature", "instant", "sorcery", "artifact", "enchantment", "planeswalker", "land",
                  "battle", "basic", "W", "U", "B", "R", "G", "colourless", "multicolour")
@@ -569,13 +570,26 @@ class Examples:
     covered: np.ndarray
     K: np.ndarray
 
+    FIELDS = ("X", "C", "Y", "M", "covered", "K")
+
     def __len__(self) -> int:
         return self.X.shape[0]
 
     @classmethod
     def stack(cls, parts: list["Examples"]) -> "Examples":
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in
-                     ("X", "C", "Y", "M", "covered", "K")))
+        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in cls.FIELDS))
+
+    def subset(self, idx) -> "Examples":
+        return Examples(*(getattr(self, k)[idx] for k in self.FIELDS))
+
+    def arrays(self, prefix: str = "") -> dict:
+        """The arrays by name (``prefix`` + field), for ``np.savez``."""
+        return {f"{prefix}{k}": getattr(self, k) for k in self.FIELDS}
+
+    @classmethod
+    def from_arrays(cls, z, prefix: str = "") -> "Examples":
+        """The examples ``arrays(prefix)`` wrote (``z``: an opened ``np.load`` file or a dict)."""
+        return cls(*(z[f"{prefix}{k}"] for k in cls.FIELDS))
 
 
 def board_examples(vote, index: SlotIndex, decks, rows, Ks, popularity: np.ndarray, seed: int, board: int = 1,
@@ -630,15 +644,25 @@ def topk_recall(model: SlotRanker | None, ex: Examples, k=15, board_size=15) -> 
     the candidates' order); ``k`` and ``board_size`` may be arrays (per example: the main deck's hidden cards). A
     fast proxy of the board's recall for choosing settings (copy order, limits and the fallback fill are left to
     ``rank_fill``)."""
+    return recall_of(example_scores(model, ex), ex, k, board_size)
+
+
+def example_scores(model: SlotRanker | None, ex: Examples) -> np.ndarray:
+    """float64 [E, S]: the model's logits of every example's slots (no model: the candidates' order), -inf on
+    padding; averaging several models' scores gives their ensemble."""
     E, S = ex.M.shape
     if model is None:
-        s = np.where(ex.M, -np.arange(S)[None, :], -np.inf).astype(np.float64)
-    else:
-        with torch.no_grad():
-            s = np.concatenate([model(torch.from_numpy(ex.X[i:i + 256]), torch.from_numpy(ex.C[i:i + 256]),
-                                      torch.from_numpy(ex.M[i:i + 256])).double().numpy()
-                                for i in range(0, E, 256)])
-        s = np.where(ex.M, s, -np.inf)
+        return np.where(ex.M, -np.arange(S)[None, :], -np.inf).astype(np.float64)
+    with torch.no_grad():
+        s = np.concatenate([model(torch.from_numpy(ex.X[i:i + 256]), torch.from_numpy(ex.C[i:i + 256]),
+                                  torch.from_numpy(ex.M[i:i + 256])).double().numpy()
+                            for i in range(0, E, 256)])
+    return np.where(ex.M, s, -np.inf)
+
+
+def recall_of(s: np.ndarray, ex: Examples, k=15, board_size=15) -> np.ndarray:
+    """``topk_recall`` of given scores ``s`` [E, S] (``example_scores``)."""
+    E, S = ex.M.shape
     order = np.argsort(-s, axis=1, kind="stable")
     taken = np.arange(S)[None, :] < np.broadcast_to(np.asarray(k), (E,))[:, None]
     return (np.take_along_axis(ex.Y, order, axis=1) * taken).sum(1) / np.broadcast_to(np.asarray(board_size), (E,))
@@ -703,8 +727,8 @@ def fit_side_ranker(train, V: int, legal: np.ndarray, copy_limit: np.ndarray, re
     plan = plan or FitPlan()
     if cache is not None and Path(cache).exists():
         with np.load(cache) as z:
-            tr = Examples(*(z[f"tr_{k}"] for k in ("X", "C", "Y", "M", "covered", "K")))
-            val = Examples(*(z[f"val_{k}"] for k in ("X", "C", "Y", "M", "covered", "K"))) if "val_X" in z else None
+            tr = Examples.from_arrays(z, "tr_")
+            val = Examples.from_arrays(z, "val_") if "val_X" in z else None
         (log or (lambda message: None))(f"examples read back from {cache}: {len(tr)} training")
         return _fit_on(tr, val, config, plan, log, time.perf_counter())
     started = time.perf_counter()
@@ -740,9 +764,9 @@ def fit_side_ranker(train, V: int, legal: np.ndarray, copy_limit: np.ndarray, re
     tr = Examples.stack(parts)
     if cache is not None:
         Path(cache).parent.mkdir(parents=True, exist_ok=True)
-        arrays = {f"tr_{k}": getattr(tr, k) for k in ("X", "C", "Y", "M", "covered", "K")}
+        arrays = tr.arrays("tr_")
         if val is not None:
-            arrays.update({f"val_{k}": getattr(val, k) for k in ("X", "C", "Y", "M", "covered", "K")})
+            arrays.update(val.arrays("val_"))
         with open(cache, "wb") as fh:
             np.savez(fh, **arrays)
     return _fit_on(tr, val, config, plan, log, started)
