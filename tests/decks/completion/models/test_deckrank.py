@@ -193,6 +193,12 @@ def test_month_examples_leave_the_corpus_gap_months_older(monkeypatch, gap):
             seen["newest"] = int(corpus.day.max())
             return super().fit(corpus, *args, **kw)
     monkeypatch.setattr(dr, "TunedVoteBaseline", Recording)
+    real_side_examples = dr.side_examples
+
+    def recording_side_examples(vote, index, decks, rows, *args, **kw):
+        seen["drawn"] = decks.day[rows]
+        return real_side_examples(vote, index, decks, rows, *args, **kw)
+    monkeypatch.setattr(dr, "side_examples", recording_side_examples)
     start = dr.month_start(19700, 0)
     end = dr.month_start(start + 40, 0)  # the first day of the next month
     info = [(1.0, "W", "Instant", "")] * c.V
@@ -202,6 +208,7 @@ def test_month_examples_leave_the_corpus_gap_months_older(monkeypatch, gap):
                            dr.RankParams(neighbours=40, slots=16), gap=gap)
     in_month = int(((c.arrays.day >= start) & (c.arrays.day < end)).sum())
     assert ex is not None and len(ex) == min(8, in_month)
+    assert ((seen["drawn"] >= start) & (seen["drawn"] < end)).all()
     assert seen["newest"] < dr.month_start(start, gap)
     assert seen["newest"] >= dr.month_start(start, gap + 1)  # nothing older was left out
     assert dr.month_examples(c.arrays, c.V, c.legal, c.copy_limit, None, dr.card_feature_table(info), np.ones(c.V),
