@@ -17,11 +17,11 @@ MTG_DATASET_DIR so a rerun only trains):
 
 - ``base vote``: the candidates' own order (no network);
 - ``shipped``: the active deck_rank version;
-- ``as shipped, retrained``: its network and plan on the two months before the validation month;
-- ``4 months``: twice the training decks;
-- ``wider and deeper``: width 128, two attention layers, 6 epochs, on the 4 months;
-- ``ensemble of N seeds``: the 4-month network trained with ``--seeds`` seeds, their logits averaged;
-- ``gap-mixed months``: the 4 months plus three of them again with their corpus 1 and 2 months older.
+- ``before``: the recipe shipped until 2026-11-28 (width 64, one attention layer, 3 epochs at lr 1e-3) on the two
+  months before the validation month; the same on ``RANK_DEFAULTS["months"]`` months (4); an ensemble of
+  ``--seeds`` such networks, their logits averaged; and on those months plus three of them again with their
+  corpus 1 and 2 months older (gap-mixed);
+- ``default``: ``RANK_DEFAULTS``' network (width 128, two attention layers, 6 epochs at lr 2e-3) on its months.
 
 Writes bench/results/rank_study.json (and .md).
 """
@@ -40,7 +40,6 @@ from bench.harness.machine import machine
 from bench.harness.paths import RESULTS, command, setup_django
 from bench.harness.report import write_result
 
-TRAIN_MONTHS = 4
 MIXED = ((1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2))  # (months back, corpus gap) added for the gap-mixed run
 
 
@@ -65,12 +64,16 @@ def main() -> int:
     from decks.completion.datasets import card_features, card_tables, deck_arrays, names_sha1, split_day
     from decks.completion.models import deckrank as dr
     from decks.completion.models.deck_arrays import card_popularity, split_by_date
-    from decks.completion.training import RANK, training_embeddings
-    from ml.registry import load_active
+    from decks.completion.training import RANK, RANK_DEFAULTS, training_embeddings
+    from ml.registry import NoActiveModel, load_active
 
     started = time.perf_counter()
     torch.set_num_threads(1)
-    loaded = load_active(RANK)
+    try:
+        loaded = load_active(RANK)
+    except NoActiveModel as exc:
+        parser.error(f"{exc} (the study compares against the active deck_rank version: run manage.py setup_site "
+                     "or models train deck_rank --activate first)")
     version = loaded.version
     shipped = dr.ranker_from(loaded.config, loaded.tensors)
     split_date = loaded.config["split_date"]
@@ -84,6 +87,7 @@ def main() -> int:
     params = dr.RankParams.from_dict(loaded.config.get("rank"))
     plan = dr.FitPlan(seed=args.seed)
     val_start = dr.month_start(split - 1, 0)
+    train_months = RANK_DEFAULTS["months"]
     key = hashlib.sha1(json.dumps([names_sha1(names), len(arrays), split_date, params.to_dict(),
                                    dr.SLOT_FEATURES, args.per_month, args.val, args.seed]).encode()).hexdigest()[:12]
     cache = settings.MTG_DATASET_DIR / f"rank-study-{key}"
@@ -91,10 +95,9 @@ def main() -> int:
 
     def examples(back: int, gap: int, n: int) -> dr.Examples:
         path = cache / f"back{back}-gap{gap}.npz"
-        fields = ("X", "C", "Y", "M", "covered", "K")
         if path.exists():
             with np.load(path) as z:
-                return dr.Examples(*(z[k] for k in fields))
+                return dr.Examples.from_arrays(z)
         start = dr.month_start(val_start, back)
         end = dr.month_start(val_start, back - 1) if back > 0 else split
         t = time.perf_counter()
@@ -104,35 +107,19 @@ def main() -> int:
         if ex is None:
             raise SystemExit(f"no decks {back} month(s) before the validation month")
         with open(path, "wb") as fh:
-            np.savez(fh, **{k: getattr(ex, k) for k in fields})
+            np.savez(fh, **ex.arrays())
         print(f"examples: {back} month(s) back, corpus gap {gap}: {len(ex)} in {time.perf_counter() - t:.0f} s",
               flush=True)
         return ex
 
-    def rows(ex, idx):
-        return dr.Examples(*(getattr(ex, k)[idx] for k in ("X", "C", "Y", "M", "covered", "K")))
-
-    val, pick = {}, None
+    val = {}
     for gap in args.gaps:
         ex = examples(0, gap, args.val)
         half = np.random.default_rng([args.seed, 99, gap]).permutation(len(ex))
-        val[gap] = (rows(ex, np.sort(half[:len(ex) // 2])), rows(ex, np.sort(half[len(ex) // 2:])))
+        val[gap] = (ex.subset(np.sort(half[:len(ex) // 2])), ex.subset(np.sort(half[len(ex) // 2:])))
     pick = val[0][0]
-    months = {back: examples(back, 0, args.per_month) for back in range(1, TRAIN_MONTHS + 1)}
+    months = {back: examples(back, 0, args.per_month) for back in range(1, train_months + 1)}
     mixed = [examples(back, gap, args.per_month) for back, gap in MIXED]
-
-    def logits(model, ex) -> np.ndarray:
-        if model is None:
-            return np.where(ex.M, -np.arange(ex.M.shape[1])[None, :], -np.inf).astype(np.float64)
-        with torch.no_grad():
-            out = np.concatenate([model(torch.from_numpy(ex.X[i:i + 256]), torch.from_numpy(ex.C[i:i + 256]),
-                                        torch.from_numpy(ex.M[i:i + 256])).double().numpy()
-                                  for i in range(0, len(ex), 256)])
-        return np.where(ex.M, out, -np.inf)
-
-    def recall(scores, ex) -> np.ndarray:
-        order = np.argsort(-scores, axis=1, kind="stable")
-        return np.take_along_axis(ex.Y, order, axis=1)[:, :15].sum(1) / 15.0
 
     def fit(parts, config: dict, epochs: int, lr: float, seed: int):
         tr = dr.Examples.stack(parts)
@@ -142,17 +129,15 @@ def main() -> int:
                                 valid=lambda m: float(dr.topk_recall(m, pick).mean()))
         return model, len(tr), time.perf_counter() - t
 
-    shipped_cfg = {k: loaded.config["model"][k] for k in ("width", "layers", "heads")}
-    shipped_plan = loaded.config.get("plan") or {}
-    ship_epochs, ship_lr = int(shipped_plan.get("epochs", 3)), float(shipped_plan.get("lr", 1e-3))
-    four = [months[b] for b in range(TRAIN_MONTHS, 0, -1)]
+    before = {"width": 64, "layers": 1, "heads": 4}   # the recipe shipped until 2026-11-28: 3 epochs at lr 1e-3
+    default = {k: RANK_DEFAULTS[k] for k in ("width", "layers", "heads")}
+    four = [months[b] for b in range(train_months, 0, -1)]
     variants: dict[str, dict] = {}
 
     def score(label: str, members: list, trained: int = 0, seconds: float = 0.0, what: str = "") -> None:
         per_gap, all_r = {}, []
         for gap, (_, scored) in val.items():
-            s = np.mean([logits(m, scored) for m in members], axis=0) if members else logits(None, scored)
-            r = recall(s, scored)
+            r = dr.recall_of(np.mean([dr.example_scores(m, scored) for m in members or [None]], axis=0), scored)
             all_r.append(r)
             per_gap[f"gap {gap}"] = {"all": round(float(r.mean()), 4),
                                      **{f"K={K}": round(float(r[scored.K == K].mean()), 4)
@@ -163,21 +148,23 @@ def main() -> int:
 
     score("base vote", [], what="the candidates' base-vote order, no network")
     score("shipped", [shipped], what=f"the active deck_rank v{version.version}")
-    model, n, secs = fit([months[2], months[1]], shipped_cfg, ship_epochs, ship_lr, args.seed)
-    score("as shipped, retrained", [model], n, secs, "its network and plan, 2 months")
+    model, n, secs = fit([months[2], months[1]], before, 3, 1e-3, args.seed)
+    score("before: 2 months, width 64, 1 layer", [model], n, secs, "the recipe shipped until 2026-11-28, 3 epochs")
     ensemble, total = [], 0.0
     for s in range(max(args.seeds, 1)):
-        model, n, secs = fit(four, shipped_cfg, ship_epochs, ship_lr, args.seed + s)
+        model, n, secs = fit(four, before, 3, 1e-3, args.seed + s)
         ensemble.append(model)
         total += secs
         if s == 0:
-            score("4 months", [model], n, secs, "its network, twice the decks")
+            score("before, 4 months", [model], n, secs, "the same network, twice the decks")
     if len(ensemble) > 1:
-        score(f"ensemble of {len(ensemble)} seeds", ensemble, n, total, "the 4-month network, logits averaged")
-    model, n, secs = fit(four, {"width": 128, "layers": 2, "heads": 4}, 6, 2e-3, args.seed)
-    score("wider and deeper", [model], n, secs, "width 128, 2 attention layers, 6 epochs, 4 months")
-    model, n, secs = fit(four + mixed, shipped_cfg, ship_epochs, ship_lr, args.seed)
-    score("gap-mixed months", [model], n, secs, "4 months + 3 months again with the corpus 1 and 2 months older")
+        score(f"before, 4 months, ensemble of {len(ensemble)} seeds", ensemble, n, total, "logits averaged")
+    model, n, secs = fit(four, default, RANK_DEFAULTS["epochs"], RANK_DEFAULTS["lr"], args.seed)
+    score("default: width 128, 2 layers, 4 months", [model], n, secs,
+          f"RANK_DEFAULTS: {RANK_DEFAULTS['epochs']} epochs at lr {RANK_DEFAULTS['lr']}")
+    model, n, secs = fit(four + mixed, before, 3, 1e-3, args.seed)
+    score("before, gap-mixed months", [model], n, secs,
+          "4 months + 3 of them again with the corpus 1 and 2 months older")
 
     base = variants["shipped"]["_r"]
     for label, v in variants.items():
@@ -194,7 +181,7 @@ def main() -> int:
         "metric": "share of the true sideboard among the 15 best-scored candidate slots (deckrank.topk_recall)",
         "validation": {f"gap {g}": {"picks_epochs": len(a) if g == 0 else 0, "scored": len(b)}
                        for g, (a, b) in val.items()},
-        "training": {"per_month": args.per_month, "months": TRAIN_MONTHS, "gap_mixed": [list(m) for m in MIXED]},
+        "training": {"per_month": args.per_month, "months": train_months, "gap_mixed": [list(m) for m in MIXED]},
         "variants": variants,
         "seconds": round(time.perf_counter() - started, 1),
     }
