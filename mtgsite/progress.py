@@ -83,8 +83,8 @@ class ticking:
         self._done.set()
         if self._thread.is_alive():
             self._thread.join()
-        if done:
-            self.bar.update(self.bar.total - self.bar.n)
+        if done:  # set, not update(): update may print 100 % and close() prints the final state again
+            self.bar.n = self.bar.total
         self.bar.close()
 
     def __enter__(self):

@@ -39,3 +39,13 @@ def test_quiet_without_a_terminal_or_mtg_progress(capsys, monkeypatch):
     with ticking("counting", expected=0.2, every=0.05):
         time.sleep(0.3)
     assert capsys.readouterr().err == ""
+
+
+def test_done_is_shown_once_even_before_the_first_tick(capsys, monkeypatch):
+    """The end is drawn once: a step that ends between ticks (or before the first) does not print 100 % twice,
+    so a 100 % before the last line would mean the bar read done early."""
+    monkeypatch.setenv("MTG_PROGRESS", "1")
+    with ticking("counting", expected=5.0, every=1.0):
+        time.sleep(0.05)
+    shown = _updates(capsys.readouterr().err)
+    assert shown[-1] == 100 and shown.count(100) == 1, shown
