@@ -74,7 +74,7 @@ def main() -> int:
         CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline, TunedVoteBaseline)
     from decks.completion.models.evaluate import compare, paired, sample_test_rows
     from decks.completion.evaluation import file_arrays
-    from decks.completion.completers import build_masked_completer
+    from decks.completion.completers import build_masked_completer, rank_variant
     from decks.completion.evaluation import DiffusionMethod
     from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
     from decks.completion.models.deck_arrays import card_popularity, split_by_date
@@ -124,7 +124,7 @@ def main() -> int:
         others = [ablation_completer(spec) for spec in args.ablation]  # every version loads before any is scored
         for spec in args.rank_ablation:  # deck_rank versions: the site's completer with that sideboard ranker
             label, _, pk = spec.partition("=")
-            others.append((label, build_rank_variant(masked, names, ModelVersion.objects.get(pk=int(pk)))))
+            others.append((label, rank_variant(masked, names, ModelVersion.objects.get(pk=int(pk)))))
         for label, other in others:
             r = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed, tables.legal,
                         tables.copy_limit, decks=rows_all, **kw)["a"]
@@ -163,7 +163,7 @@ def main() -> int:
             decks=rows_all, **kw)["a"]
         for spec in args.rank_ablation:
             label, _, pk = spec.partition("=")
-            other = build_rank_variant(masked, names, ModelVersion.objects.get(pk=int(pk)))
+            other = rank_variant(masked, names, ModelVersion.objects.get(pk=int(pk)))
             ablation[label] = compare({"a": other.complete_idx}, test, popularity, args.known, args.n, args.seed,
                                       tables.legal, tables.copy_limit, decks=rows_all, **kw)["a"]
     gate_used = masked.gate if masked.gate is not None else (float(masked.model.gate()) if masked.model else 1.0)
@@ -335,17 +335,6 @@ def tune_vote(train, split: str, V, tables, popularity, args, kw):
                     "n": args.tune_n,
                     "chosen": chosen.to_dict(), "score": "mean over K of (main recall + side recall) / 2",
                     "grid": grid}
-
-
-def build_rank_variant(masked, names, version):
-    """A copy of ``masked`` whose sideboard ranker is the deck_rank ``version`` (same corpus and index)."""
-    from decks.completion.completers import attach_side_ranker
-
-    other = copy.copy(masked)
-    index = masked.rank_index
-    attach_side_ranker(other, names, version)
-    other.rank_index = index  # the features do not depend on the network: share the index
-    return other
 
 
 def per_format(quality: dict, test, Ks, formats, least: int = 100) -> dict:

@@ -1,6 +1,7 @@
 """What would make the sideboard ranker better? Variants of the deck_rank training, scored on the validation month only.
 
     python -m bench.rank_study [--stack embedded] [--per-month 6000] [--val 3000] [--gaps 0 1 2] [--seeds 3]
+                               [--query-mix 1 0.5 0.25] [--only recipes|query_mix]
 
 The held-out decks (first seen on/after the shipped split date) are never read. Everything is scored on the
 validation month (the month before the active deck_rank version's split date), by the training's own proxy: the
@@ -21,9 +22,12 @@ MTG_DATASET_DIR so a rerun only trains):
   months before the validation month; the same on ``RANK_DEFAULTS["months"]`` months (4); an ensemble of
   ``--seeds`` such networks, their logits averaged; and on those months plus three of them again with their
   corpus 1 and 2 months older (gap-mixed);
-- ``default``: ``RANK_DEFAULTS``' network (width 128, two attention layers, 6 epochs at lr 2e-3) on its months.
+- ``default``: ``RANK_DEFAULTS``' network (width 128, two attention layers, 6 epochs at lr 2e-3) on its months;
+- ``default, query mix α`` (``--query-mix``): that recipe on examples whose sideboard retrieval weighs each deck by
+  α x its overlap with the finished main deck + (1 - α) x its overlap with the user's cards
+  (``RankParams.query_mix``), with validation examples of the same decks and known cards retrieved the same way.
 
-Writes bench/results/rank_study.json (and .md).
+Writes bench/results/rank_study.json (and .md); with ``--only``, rank_study_<only>.json.
 """
 from __future__ import annotations
 
@@ -51,6 +55,12 @@ def main() -> int:
     parser.add_argument("--gaps", type=int, nargs="+", default=[0, 1, 2], help="corpus gaps (months) to score at")
     parser.add_argument("--seeds", type=int, default=3, help="members of the ensemble variant")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--query-mix", type=float, nargs="*", default=[],
+                        help="also train RANK_DEFAULTS' recipe on examples whose sideboard retrieval mixes the "
+                             "finished main deck with the user's cards by these weights (RankParams.query_mix)")
+    parser.add_argument("--only", choices=["recipes", "query_mix"],
+                        help="run only these variants (besides the base vote and the shipped version); the results "
+                             "go to rank_study_<only>.json")
     args = parser.parse_args()
     if 0 not in args.gaps:
         parser.error("--gaps must include 0 (its first half picks the epochs)")
@@ -88,12 +98,12 @@ def main() -> int:
     plan = dr.FitPlan(seed=args.seed)
     val_start = dr.month_start(split - 1, 0)
     train_months = RANK_DEFAULTS["months"]
-    key = hashlib.sha1(json.dumps([names_sha1(names), len(arrays), split_date, params.to_dict(),
-                                   dr.SLOT_FEATURES, args.per_month, args.val, args.seed]).encode()).hexdigest()[:12]
-    cache = settings.MTG_DATASET_DIR / f"rank-study-{key}"
-    cache.mkdir(parents=True, exist_ok=True)
 
-    def examples(back: int, gap: int, n: int) -> dr.Examples:
+    def examples(back: int, gap: int, n: int, params: dr.RankParams = params) -> dr.Examples:
+        key = hashlib.sha1(json.dumps([names_sha1(names), len(arrays), split_date, params.to_dict(),
+                                       dr.SLOT_FEATURES, args.per_month, args.val, args.seed]).encode()).hexdigest()[:12]
+        cache = settings.MTG_DATASET_DIR / f"rank-study-{key}"
+        cache.mkdir(parents=True, exist_ok=True)
         path = cache / f"back{back}-gap{gap}.npz"
         if path.exists():
             with np.load(path) as z:
@@ -108,20 +118,23 @@ def main() -> int:
             raise SystemExit(f"no decks {back} month(s) before the validation month")
         with open(path, "wb") as fh:
             np.savez(fh, **ex.arrays())
-        print(f"examples: {back} month(s) back, corpus gap {gap}: {len(ex)} in {time.perf_counter() - t:.0f} s",
-              flush=True)
+        print(f"examples: {back} month(s) back, corpus gap {gap}, {params.to_dict()}: {len(ex)} in "
+              f"{time.perf_counter() - t:.0f} s", flush=True)
         return ex
 
-    val = {}
-    for gap in args.gaps:
-        ex = examples(0, gap, args.val)
-        half = np.random.default_rng([args.seed, 99, gap]).permutation(len(ex))
-        val[gap] = (ex.subset(np.sort(half[:len(ex) // 2])), ex.subset(np.sort(half[len(ex) // 2:])))
-    pick = val[0][0]
-    months = {back: examples(back, 0, args.per_month) for back in range(1, train_months + 1)}
-    mixed = [examples(back, gap, args.per_month) for back, gap in MIXED]
+    def validation(params: dr.RankParams) -> dict:
+        """Per gap: (the half that picks the epochs, the scored half). The decks, their known cards and the halves
+        do not depend on ``params``, so every variant is scored on the same decks."""
+        out = {}
+        for gap in args.gaps:
+            ex = examples(0, gap, args.val, params)
+            half = np.random.default_rng([args.seed, 99, gap]).permutation(len(ex))
+            out[gap] = (ex.subset(np.sort(half[:len(ex) // 2])), ex.subset(np.sort(half[len(ex) // 2:])))
+        return out
 
-    def fit(parts, config: dict, epochs: int, lr: float, seed: int):
+    val = validation(params)
+
+    def fit(parts, config: dict, epochs: int, lr: float, seed: int, pick: dr.Examples = val[0][0]):
         tr = dr.Examples.stack(parts)
         cfg = dr.RankerConfig(context=tr.C.shape[1], **config)
         t = time.perf_counter()
@@ -131,12 +144,12 @@ def main() -> int:
 
     before = {"width": 64, "layers": 1, "heads": 4}   # the recipe shipped until 2026-11-28: 3 epochs at lr 1e-3
     default = {k: RANK_DEFAULTS[k] for k in ("width", "layers", "heads")}
-    four = [months[b] for b in range(train_months, 0, -1)]
     variants: dict[str, dict] = {}
 
-    def score(label: str, members: list, trained: int = 0, seconds: float = 0.0, what: str = "") -> None:
+    def score(label: str, members: list, trained: int = 0, seconds: float = 0.0, what: str = "",
+              on: dict = val) -> None:
         per_gap, all_r = {}, []
-        for gap, (_, scored) in val.items():
+        for gap, (_, scored) in on.items():
             r = dr.recall_of(np.mean([dr.example_scores(m, scored) for m in members or [None]], axis=0), scored)
             all_r.append(r)
             per_gap[f"gap {gap}"] = {"all": round(float(r.mean()), 4),
@@ -148,23 +161,36 @@ def main() -> int:
 
     score("base vote", [], what="the candidates' base-vote order, no network")
     score("shipped", [shipped], what=f"the active deck_rank v{version.version}")
-    model, n, secs = fit([months[2], months[1]], before, 3, 1e-3, args.seed)
-    score("before: 2 months, width 64, 1 layer", [model], n, secs, "the recipe shipped until 2026-11-28, 3 epochs")
-    ensemble, total = [], 0.0
-    for s in range(max(args.seeds, 1)):
-        model, n, secs = fit(four, before, 3, 1e-3, args.seed + s)
-        ensemble.append(model)
-        total += secs
-        if s == 0:
-            score("before, 4 months", [model], n, secs, "the same network, twice the decks")
-    if len(ensemble) > 1:
-        score(f"before, 4 months, ensemble of {len(ensemble)} seeds", ensemble, n, total, "logits averaged")
-    model, n, secs = fit(four, default, RANK_DEFAULTS["epochs"], RANK_DEFAULTS["lr"], args.seed)
-    score("default: width 128, 2 layers, 4 months", [model], n, secs,
-          f"RANK_DEFAULTS: {RANK_DEFAULTS['epochs']} epochs at lr {RANK_DEFAULTS['lr']}")
-    model, n, secs = fit(four + mixed, before, 3, 1e-3, args.seed)
-    score("before, gap-mixed months", [model], n, secs,
-          "4 months + 3 of them again with the corpus 1 and 2 months older")
+    if args.only != "query_mix":
+        months = {back: examples(back, 0, args.per_month) for back in range(1, train_months + 1)}
+        four = [months[b] for b in range(train_months, 0, -1)]
+        model, n, secs = fit([months[2], months[1]], before, 3, 1e-3, args.seed)
+        score("before: 2 months, width 64, 1 layer", [model], n, secs,
+              "the recipe shipped until 2026-11-28, 3 epochs")
+        ensemble, total = [], 0.0
+        for s in range(max(args.seeds, 1)):
+            model, n, secs = fit(four, before, 3, 1e-3, args.seed + s)
+            ensemble.append(model)
+            total += secs
+            if s == 0:
+                score("before, 4 months", [model], n, secs, "the same network, twice the decks")
+        if len(ensemble) > 1:
+            score(f"before, 4 months, ensemble of {len(ensemble)} seeds", ensemble, n, total, "logits averaged")
+        model, n, secs = fit(four, default, RANK_DEFAULTS["epochs"], RANK_DEFAULTS["lr"], args.seed)
+        score("default: width 128, 2 layers, 4 months", [model], n, secs,
+              f"RANK_DEFAULTS: {RANK_DEFAULTS['epochs']} epochs at lr {RANK_DEFAULTS['lr']}")
+        mixed = [examples(back, gap, args.per_month) for back, gap in MIXED]
+        model, n, secs = fit(four + mixed, before, 3, 1e-3, args.seed)
+        score("before, gap-mixed months", [model], n, secs,
+              "4 months + 3 of them again with the corpus 1 and 2 months older")
+    for mix in (args.query_mix if args.only != "recipes" else []):
+        mixed_params = dr.RankParams(params.neighbours, params.slots, mix)
+        on = validation(mixed_params)
+        parts = [examples(back, 0, args.per_month, mixed_params) for back in range(train_months, 0, -1)]
+        model, n, secs = fit(parts, default, RANK_DEFAULTS["epochs"], RANK_DEFAULTS["lr"], args.seed, pick=on[0][0])
+        score(f"default, query mix {mix:g}", [model], n, secs,
+              f"RANK_DEFAULTS' recipe; the sideboard's retrieval: {mix:g} x the overlap with the finished main deck "
+              f"+ {1 - mix:g} x the overlap with the user's cards", on=on)
 
     base = variants["shipped"]["_r"]
     for label, v in variants.items():
@@ -173,7 +199,7 @@ def main() -> int:
         v["against_shipped"] = {"mean_difference": round(float(d.mean()), 4), "wins": wins, "losses": losses,
                                 "sign_test_p": sign_test(wins, losses) if label != "shipped" else None}
     doc = {
-        "benchmark": "rank_study", "command": command("rank_study"),
+        "benchmark": "rank_study" if args.only is None else f"rank_study_{args.only}", "command": command("rank_study"),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(torch=torch.__version__), "stack": args.stack,
         "shipped": {"kind": RANK, "version": version.version, "split_date": split_date},
@@ -185,7 +211,7 @@ def main() -> int:
         "variants": variants,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    path = write_result(doc, RESULTS / "rank_study.json")
+    path = write_result(doc, RESULTS / ("rank_study.json" if args.only is None else f"rank_study_{args.only}.json"))
     print(f"wrote {path}")
     return 0
 

@@ -122,7 +122,7 @@ DECK_RANK = Kind(
     train=train_rank, evaluate=evaluate_rank,
     parameters={"split_date": str, "months": int, "per_month": int, "val": int, "epochs": int, "batch": int,
                 "lr": float, "width": int, "layers": int, "heads": int, "slots": int, "neighbours": int,
-                "no_card_features": bool, "no_archetype_groups": bool, "seed": int},
+                "query_mix": float, "no_card_features": bool, "no_archetype_groups": bool, "seed": int},
     evaluate_parameters={"n": int, "known": list, "seed": int},
     quick=lambda scope: RANK_QUICK)
 

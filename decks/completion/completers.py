@@ -6,6 +6,8 @@ arrays here.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from decks.core.rules import FORMATS
@@ -115,6 +117,16 @@ def attach_side_ranker(completer, names: list[str], version=None):
     completer.with_side_ranker(model, index)
     completer.rank_version = loaded.version
     return completer
+
+
+def rank_variant(completer, names: list[str], version):
+    """A copy of ``completer`` whose sideboard ranker is the deck_rank ``version`` (for comparing versions on the
+    same corpus); its candidate index is shared when the version retrieves the same way."""
+    other = copy.copy(completer)
+    attach_side_ranker(other, names, version)
+    if completer.rank_index is not None and other.rank_index.params == completer.rank_index.params:
+        other.rank_index = completer.rank_index  # the same retrieval and candidates: share the index
+    return other
 
 
 def source_deck_ids(completer, completion) -> list[tuple[int, float, float]]:

@@ -40,7 +40,7 @@ RANK_FORMAT = "deck-rank-v1"
 # p < 0.001 over 4,500 decks)
 RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 4, "per_month": 6000, "val": 900, "epochs": 6, "batch": 64,
                  "lr": 2e-3, "width": 128, "layers": 2, "heads": 4, "slots": 64, "neighbours": 200,
-                 "no_card_features": False, "no_archetype_groups": False, "seed": 0, "notes": ""}
+                 "query_mix": 1.0, "no_card_features": False, "no_archetype_groups": False, "seed": 0, "notes": ""}
 RANK_QUICK = {"months": 1, "per_month": 200, "val": 60, "epochs": 2, "width": 16, "layers": 1, "heads": 2}
 
 DIFFUSION = "deck_diffusion"
@@ -216,6 +216,8 @@ def train_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersio
     for key in ("months", "per_month", "val", "epochs", "batch", "width", "layers", "heads", "slots", "neighbours"):
         if p[key] < (0 if key == "layers" else 1):
             raise TrainingError(f"parameter {key} must be at least {0 if key == 'layers' else 1}.")
+    if not 0.0 <= float(p["query_mix"]) <= 1.0:
+        raise TrainingError(f"parameter query_mix must be between 0 and 1, got {p['query_mix']}.")
     if p["width"] % p["heads"]:
         raise TrainingError(f"parameter width ({p['width']}) must be a multiple of heads ({p['heads']}).")
     emb = training_embeddings()
@@ -233,7 +235,7 @@ def train_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersio
 
     config = RankerConfig(context=context_size(len(FORMATS)), width=p["width"], layers=p["layers"], heads=p["heads"],
                           card_features=not p["no_card_features"], archetype_groups=not p["no_archetype_groups"])
-    rank = RankParams(neighbours=p["neighbours"], slots=p["slots"])
+    rank = RankParams(neighbours=p["neighbours"], slots=p["slots"], query_mix=float(p["query_mix"]))
     plan = FitPlan(months=p["months"], per_month=p["per_month"], val=p["val"], epochs=p["epochs"], batch=p["batch"],
                    lr=p["lr"], seed=p["seed"])
     progress.expect(1)

@@ -5,7 +5,9 @@ nearest tournament decks. This module keeps the nearest decks as the candidate g
 cards hold nearly every card that is missing) and learns the ranking (issue 27, item 3):
 
 - **retrieval**: the ``R`` decks of the format with the highest IDF-weighted overlap with the query (for the
-  sideboard: the *finished* main deck, all 60 cards; for the main deck: the user's cards);
+  sideboard: ``RankParams.query_mix`` x the overlap with the *finished* main deck, all 60 cards, + the rest x the
+  overlap with the user's cards alone, which are certain where the generated cards are guesses; for the main
+  deck: the user's cards);
 - **slot evidence**: for every slot the neighbours hold, the vote at several kernels, neighbour counts and recency
   scales (one matrix product), the unweighted shares of the 10 / 50 / 200 nearest, the rank of the nearest holder,
   the share holding the card on the *other* board (a sideboard card the neighbours play main is a different
@@ -86,17 +88,24 @@ def card_feature_table(info: list[tuple[float, str, str, str] | None]) -> np.nda
 
 @dataclass(frozen=True)
 class RankParams:
-    """Candidate generation: ``neighbours`` decks retrieved, the ``slots`` best by the base vote are ranked."""
+    """Candidate generation: ``neighbours`` decks retrieved, the ``slots`` best by the base vote are ranked.
+
+    ``query_mix``: how far the sideboard's retrieval trusts the finished main deck. A deck's overlap is
+    ``query_mix`` x its overlap with the finished main deck + (1 - ``query_mix``) x its overlap with the user's
+    cards alone (1: the finished deck only, as versions before it; the generated cards are guesses, the user's are
+    not). The main deck's retrieval is the user's cards either way."""
 
     neighbours: int = 200
     slots: int = 64
+    query_mix: float = 1.0
 
     def to_dict(self) -> dict:
-        return {"neighbours": self.neighbours, "slots": self.slots}
+        return {"neighbours": self.neighbours, "slots": self.slots, "query_mix": self.query_mix}
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "RankParams":
-        return cls(**{k: int(v) for k, v in (d or {}).items() if k in cls.__dataclass_fields__})
+        kinds = {"neighbours": int, "slots": int, "query_mix": float}
+        return cls(**{k: kinds[k](v) for k, v in (d or {}).items() if k in kinds})
 
 
 class SlotIndex:
@@ -125,21 +134,33 @@ class SlotIndex:
                     sub = mat[recent]
                     out[f] = np.bincount(sub.indices, minlength=fitted.V) / recent.size
 
-    def neighbours(self, query_counts: np.ndarray, fmt: int) -> tuple[np.ndarray, np.ndarray]:
-        """(global rows, normalised overlap 0..1) of the ``neighbours`` decks with the highest IDF-weighted
-        multiset overlap with ``query_counts`` (int [V]), best first (ties: the newer deck, then the row)."""
-        rows = self.fit.rows[fmt]
+    def overlap(self, query_counts: np.ndarray, fmt: int) -> np.ndarray:
+        """float64 [decks of the format]: each deck's IDF-weighted multiset overlap with ``query_counts`` (int [V]),
+        over the query's own weight (0..1), in the order of ``fit.rows[fmt]``."""
         csc, idf = self._csc[fmt], self._idf[fmt]
         cards = np.flatnonzero(query_counts)
-        n = rows.size
-        if n == 0:
-            return np.zeros(0, np.int64), np.zeros(0)
+        n = self.fit.rows[fmt].size
         counts = query_counts[cards]
         lo, hi = csc.indptr[cards], csc.indptr[cards + 1]
         lens = hi - lo
         take = np.repeat(lo - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(lens.sum())
         vals = np.minimum(csc.data[take], np.repeat(counts, lens)) * np.repeat(idf[cards], lens)
-        o = np.bincount(csc.indices[take], weights=vals, minlength=n) / max(float((idf[cards] * counts).sum()), 1e-9)
+        return np.bincount(csc.indices[take], weights=vals, minlength=n) / max(float((idf[cards] * counts).sum()), 1e-9)
+
+    def neighbours(self, query_counts: np.ndarray, fmt: int,
+                   known: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(global rows, normalised overlap 0..1) of the ``neighbours`` decks with the highest IDF-weighted
+        multiset overlap with ``query_counts`` (int [V]), best first (ties: the newer deck, then the row). With
+        ``known`` (int [V], the user's cards within the query) the overlap is ``params.query_mix`` x the query's
+        + the rest x the known cards'."""
+        rows = self.fit.rows[fmt]
+        n = rows.size
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros(0)
+        o = self.overlap(query_counts, fmt)
+        mix = self.params.query_mix
+        if known is not None and mix < 1.0 and not np.array_equal(known, query_counts):
+            o = mix * o + (1.0 - mix) * self.overlap(np.asarray(known, dtype=np.int64), fmt)
         m = min(self.params.neighbours, n)
         age = self.age[rows]
         top = np.argpartition(-o, m - 1)[:m] if m < n else np.arange(n)
@@ -296,7 +317,7 @@ def board_slots(index: SlotIndex, fmt: int, board: int, query: np.ndarray, board
     ``known`` (int [V], the user's main cards; default ``query``): a second retrieval with them alone gives each
     slot its votes among the user's cards' neighbours too (the finished main deck's generated cards can mislead)."""
     fit = index.fit
-    rows, sim = index.neighbours(query, fmt)
+    rows, sim = index.neighbours(query, fmt, known)
     ctx = _deck_context(index, fmt, query, sim, board)
     empty = BoardSlots(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, SLOT_FEATURES), np.float32),
                        ctx, np.zeros(0), rows, np.zeros(rows.size))

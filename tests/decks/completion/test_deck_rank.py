@@ -3,6 +3,7 @@ version, and the site's masked completer builds its sideboard with the active on
 kept)."""
 import pytest
 
+from decks.completion.training import RANK_DEFAULTS
 from decks.models import Card
 from ml import training
 from ml.models import TrainingRun
@@ -38,6 +39,7 @@ def test_quick_training_registers_a_ranker_the_site_uses(rank_model, masked_mode
     c = rank_model.config
     assert c["format"] == "deck-rank-v1" and c["board"] == "side" and c["slot_features"] == SLOT_FEATURES
     assert c["model"]["layers"] == 1 and rank_model.metrics["train_examples"] > 0
+    assert c["rank"]["query_mix"] == RANK_DEFAULTS["query_mix"]  # the retrieval it was trained with, kept
     assert 0.0 <= rank_model.metrics["validation"]["side_top15_model"] <= 1.0
     site = get_completer("masked")
     assert site.side_ranker is not None and site.rank_version == rank_model
@@ -80,3 +82,36 @@ def test_a_collection_is_a_hard_mask_for_the_ranked_sideboard(rank_model):
         if name not in basics:
             assert main.get(name, 0) + side.get(name, 0) <= have.get(name, 0), name
     assert set(side) - basics <= set(have)
+
+
+@pytest.mark.parametrize("mix", [-0.1, 1.5])
+def test_a_query_mix_outside_0_to_1_is_refused_and_writes_no_version(tiny_corpus, mix):
+    from django.core.management.base import CommandError
+
+    from ml.models import ModelVersion
+
+    with pytest.raises(CommandError, match="query_mix must be between 0 and 1"):
+        train("deck_rank", **QUICK, query_mix=mix)
+    assert not ModelVersion.objects.filter(kind="deck_rank").exists()
+
+
+def test_a_version_compared_beside_the_active_one_retrieves_its_own_way(rank_model):
+    """rank_variant (the benches' way to put another deck_rank version in the site's completer) gives a version
+    trained with another query_mix its own candidate index, and shares the index when the retrieval is the same."""
+    from decks.completion.completers import build_masked_completer, rank_variant
+    from decks.embeddings.service import active_embeddings
+
+    mix = rank_model.config["rank"]["query_mix"]
+    train("deck_rank", **QUICK, query_mix=1.0 if mix != 1.0 else 0.5)
+    from ml.models import ModelVersion
+
+    other = ModelVersion.objects.get(kind="deck_rank", active=True)
+    site = build_masked_completer()
+    assert site.rank_version == other and site.rank_index.params.query_mix == other.config["rank"]["query_mix"]
+    names = active_embeddings().names
+    first = rank_variant(site, names, rank_model)
+    assert first.rank_version == rank_model and first.rank_index is not site.rank_index
+    assert first.rank_index.params.query_mix == mix and site.rank_index.params.query_mix != mix
+    assert rank_variant(site, names, other).rank_index is site.rank_index
+    done = first.complete([("Lightning Bolt", 4)], [], "modern")
+    assert totals(done.main) == 60 and totals(done.side) == 15

@@ -213,3 +213,45 @@ def test_month_examples_leave_the_corpus_gap_months_older(monkeypatch, gap):
     assert seen["newest"] >= dr.month_start(start, gap + 1)  # nothing older was left out
     assert dr.month_examples(c.arrays, c.V, c.legal, c.copy_limit, None, dr.card_feature_table(info), np.ones(c.V),
                              30000, 30031, 8, np.random.default_rng(0), plan, dr.RankParams()) is None
+
+
+def test_query_mix_weighs_the_users_cards_against_the_generated_ones(setup):
+    """The sideboard's retrieval with ``query_mix`` < 1: each deck's overlap is the mix of its overlap with the
+    finished main deck and with the user's cards; 1 (and the main deck's retrieval, where the two are the same) is
+    the finished deck's overlap alone, as before; board_slots retrieves that way."""
+    c, fitted, _ = setup
+    info = [(1.0, "W", "Instant", "")] * c.V
+    cards = dr.card_feature_table(info)
+    a = 10
+    f = int(c.arrays.fmt[a])
+    rows_f = fitted.rows[f]
+    b = int(next(r for r in rows_f if r != a and not np.array_equal(c.arrays.main[r], c.arrays.main[a])))
+    mine = c.arrays.main[a][c.arrays.main[a] >= 0][:24]
+    known = np.bincount(mine, minlength=c.V)                        # 24 cards of deck a: the user's
+    query = known + np.bincount(c.arrays.main[b][c.arrays.main[b] >= 0][:36], minlength=c.V)  # + 36 "generated"
+    params = {mix: dr.SlotIndex(fitted, cards, dr.RankParams(neighbours=len(rows_f), slots=16, query_mix=mix))
+              for mix in (1.0, 0.25, 0.0)}
+    whole, users = params[1.0].overlap(query, f), params[1.0].overlap(known, f)
+    same = params[1.0].neighbours(query, f)
+    for got, want in zip(params[1.0].neighbours(query, f, known), same):
+        assert np.array_equal(got, want)
+    for got, want in zip(params[0.25].neighbours(known, f, known), params[1.0].neighbours(known, f)):
+        assert np.array_equal(got, want)  # the main deck's retrieval: the query is the user's cards
+    pos = {int(r): i for i, r in enumerate(rows_f)}
+    rows, sim = params[0.25].neighbours(query, f, known)
+    expect = 0.25 * whole + 0.75 * users
+    assert np.allclose(sim, expect[[pos[int(r)] for r in rows]])
+    assert np.allclose(np.sort(sim)[::-1], np.sort(expect)[::-1])  # the best decks by the mixed overlap, best first
+    rows0, sim0 = params[0.0].neighbours(query, f, known)
+    assert sim0[0] == pytest.approx(1.0) and a in rows0[np.isclose(sim0, 1.0)]  # deck a holds every user's card
+    # board_slots retrieves with the user's cards given as ``known``
+    bld = DeckBuilder(fitted, f, mine, [])
+    slots = dr.board_slots(params[0.0], f, 1, query, bld.side_count, bld.main_count, bld.blocked(), bld.limit,
+                           known=known)
+    assert np.array_equal(slots.rows, rows0)
+
+
+def test_rank_params_read_versions_made_before_the_query_mix():
+    assert dr.RankParams.from_dict({"neighbours": "200", "slots": 64}) == dr.RankParams(200, 64, 1.0)
+    p = dr.RankParams(150, 32, 0.25)
+    assert dr.RankParams.from_dict(p.to_dict()) == p and dr.RankParams.from_dict(None) == dr.RankParams()
