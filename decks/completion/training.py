@@ -37,10 +37,12 @@ RANK = "deck_rank"
 RANK_FORMAT = "deck-rank-v1"
 # the recipe bench/rank_study.py chose on the validation month (4 months of examples, width 128, 2 attention layers,
 # 6 epochs: +0.2 point of the top-15 proxy over the 2-month, width-64, 1-layer, 3-epoch recipe shipped before,
-# p < 0.001 over 4,500 decks)
+# p < 0.001 over 4,500 decks); the sideboard's retrieval 0.25 x the finished main deck + 0.75 x the user's cards
+# (query_mix, chosen among 1 / 0.5 / 0.25 on the validation month: bench/results/rank_study_query_mix.md and
+# docs/completion.md)
 RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 4, "per_month": 6000, "val": 900, "epochs": 6, "batch": 64,
                  "lr": 2e-3, "width": 128, "layers": 2, "heads": 4, "slots": 64, "neighbours": 200,
-                 "query_mix": 1.0, "no_card_features": False, "no_archetype_groups": False, "seed": 0, "notes": ""}
+                 "query_mix": 0.25, "no_card_features": False, "no_archetype_groups": False, "seed": 0, "notes": ""}
 RANK_QUICK = {"months": 1, "per_month": 200, "val": 60, "epochs": 2, "width": 16, "layers": 1, "heads": 2}
 
 DIFFUSION = "deck_diffusion"
