@@ -315,13 +315,20 @@ def load_version(version: ModelVersion) -> LoadedModel:
     return LoadedModel(version, version.config, tensors, metadata)
 
 
+def _same_row(a: ModelVersion, b: ModelVersion) -> bool:
+    return (a.pk == b.pk and a.weights_sha256 == b.weights_sha256 and a.created == b.created
+            and a.config == b.config)
+
+
 def load_active(kind: str, scope: str = "") -> LoadedModel:
-    """The active version's tensors, cached per process until another version becomes active."""
+    """The active version's tensors, cached per process until another version becomes active. A hit needs the
+    same row as written: id, weights, creation time and config (SQLite reuses a rolled-back row's id, and a
+    deterministic training writes the same weights again)."""
     version = active_version(kind, scope)
     key = (kind, scope)
     with _lock:
         cached = _cache.get(key)
-        if cached is not None and cached.version.pk == version.pk and cached.version.weights_sha256 == version.weights_sha256:
+        if cached is not None and _same_row(cached.version, version):
             return cached
     loaded = load_version(version)
     with _lock:

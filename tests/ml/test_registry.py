@@ -178,3 +178,19 @@ def test_export_keeps_the_weights_of_a_version_registered_in_place(tmp_path, mon
     assert registry.sha256_file(registry.resolve_path(old.weights_path)) == old.weights_sha256
     registry.activate_version(old)  # and rolling back still loads the old weights
     assert registry.sha256_file(registry.resolve_path(registry.active_version("draft_bot").weights_path)) == old.weights_sha256
+
+
+def test_the_active_cache_never_serves_another_rows_config():
+    """load_active's per-process cache: a row with the same id and the same weights is not the same version when it
+    was written again (SQLite reuses the id of a rolled-back row; a deterministic quick training gives the same
+    weights) or when its config changed; a clean-clone run once served a stale config that way."""
+    import datetime as dt
+
+    v = version(activate=True)
+    first = registry.load_active("draft_bot", SCOPE)
+    assert registry.load_active("draft_bot", SCOPE) is first  # cached
+    ModelVersion.objects.filter(pk=v.pk).update(config={**v.config, "note": "changed"})
+    assert registry.load_active("draft_bot", SCOPE).config["note"] == "changed"
+    ModelVersion.objects.filter(pk=v.pk).update(config=v.config, created=v.created + dt.timedelta(seconds=1))
+    again = registry.load_active("draft_bot", SCOPE)
+    assert "note" not in again.config and again.version.created == v.created + dt.timedelta(seconds=1)
