@@ -357,6 +357,53 @@ def test_import_decks_unknown_format(catalogue, tmp_path):
 # Bad input never half-writes
 
 
+def test_a_first_import_builds_the_tables_keys_once_and_as_they_were(catalogue, tmp_path):
+    """On PostgreSQL the first import loads deck cards and appearances without their keys and builds them after
+    (decks.bulk.keys_after_load): the same constraints and indexes come back, by name and definition, and they hold
+    (a duplicate deck-card row is refused after the import)."""
+    from django.db import IntegrityError, connection, transaction
+
+    from decks.bulk import table_keys
+
+    tables = [DeckCard._meta.db_table, DeckAppearance._meta.db_table]
+    before = {t: table_keys(t) for t in tables} if connection.vendor == "postgresql" else None
+    import_corpus(corpus_file(tmp_path))
+    if before is not None:
+        assert {t: table_keys(t) for t in tables} == before
+        assert any(kind == "f" for _, _, kind in before[DeckCard._meta.db_table][0])
+    row = DeckCard.objects.first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        DeckCard.objects.create(deck_id=row.deck_id, card_id=row.card_id, board=row.board, count=1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_load_that_breaks_a_key_fails_inside_its_transaction_and_leaves_the_keys(catalogue):
+    """A row that breaks a foreign key while the keys are down fails the load when they are rebuilt: the
+    transaction rolls back the rows and the dropped keys alike (PostgreSQL; elsewhere the loader does nothing and
+    the database checks the row as it comes)."""
+    from django.db import IntegrityError, connection, transaction
+
+    from decks.bulk import insert_rows, keys_after_load, table_keys
+
+    table = DeckCard._meta.db_table
+    before = table_keys(table) if connection.vendor == "postgresql" else None
+    card = Card.objects.first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        if connection.vendor == "sqlite":
+            with connection.cursor() as cursor:
+                cursor.execute("PRAGMA foreign_keys")
+                assert cursor.fetchone()[0] == 1
+        with keys_after_load([table]) as keys:
+            if before is not None:
+                assert keys.saved and table_keys(table) == ([], [])
+            insert_rows(table, ["deck_id", "card_id", "board", "count"], [(987654321, card.id, "main", 4)])
+        if connection.vendor == "sqlite":
+            connection.check_constraints(table_names=[table])
+    assert DeckCard.objects.count() == 0
+    if before is not None:
+        assert table_keys(table) == before
+
+
 def truncated_xz(path: Path, text: str) -> Path:
     data = lzma.compress(text.encode("utf-8"))
     path.write_bytes(data[: len(data) * 2 // 3])

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max, Min
 from django.utils import timezone
 
-from decks.bulk import insert_models, insert_rows
+from decks.bulk import insert_models, insert_rows, keys_after_load
 from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
@@ -87,7 +87,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
         fresh: list[CorpusDeck] = [d for h, d in decks.items() if h not in existing]
         now = timezone.now()
 
-        # 1. New lists (plain rows on SQLite: building 275k Deck instances costs more than inserting them).
+        # 1. New lists (plain rows, COPY on PostgreSQL: building 275k Deck instances cost more than inserting them).
         def new_lists():
             for d in progress(fresh, desc="new lists", unit="deck"):
                 unresolved = [[n, c, board] for board, entries in (("main", d.main), ("side", d.side))
@@ -96,15 +96,9 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
                            first_seen=_date(d.first_seen), last_seen=_date(d.last_seen),
                            main_count=sum(c for _, c in d.main), side_count=sum(c for _, c in d.side),
                            unresolved=unresolved, created=now)
-        if connection.vendor == "sqlite":
-            insert_models(Deck, new_lists())
-        else:
-            new_objs = [Deck(**values) for values in new_lists()]
-            for start in progress(range(0, len(new_objs), 5000), desc="decks", unit="batch"):
-                Deck.objects.bulk_create(new_objs[start:start + 5000])
+        insert_models(Deck, new_lists())
         ids = dict(Deck.objects.filter(source="corpus").values_list("list_hash", "id"))
         lap("decks")
-
         # 2. Their cards (COPY on PostgreSQL).
         def deck_card_rows():
             for d in progress(fresh, desc="deck cards", unit="deck"):
@@ -117,9 +111,7 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
                             totals[cid] += c
                     for cid, c in totals.items():
                         yield (deck_id, cid, board, c)
-        stats["deck_cards"] = insert_rows(DeckCard._meta.db_table, ["deck_id", "card_id", "board", "count"], deck_card_rows())
 
-        lap("deck_cards")
         # 3. Appearances (each event row once).
         def appearance_rows():
             for d in progress(decks.values(), desc="appearances", unit="deck"):
@@ -127,11 +119,22 @@ def import_corpus(path: Path, limit: int | None, log) -> dict:
                 for a in d.appearances:
                     yield (deck_id, a["key"], _date(a["date"]), a["source"], a["event"], a["event_uri"], a["result"],
                            a["dup_of_earlier"])
-        insert_rows(DeckAppearance._meta.db_table,
-                    ["deck_id", "key", "date", "source", "event", "event_uri", "result", "dup_of_earlier"],
-                    appearance_rows(), on_conflict_ignore=True)
 
-        lap("appearances")
+        # A first import (no corpus yet) loads millions of rows into empty tables: on PostgreSQL their keys are
+        # built once after the load instead of row by row (decks.bulk.keys_after_load; nothing changes on SQLite).
+        cards_table, appearances_table = DeckCard._meta.db_table, DeckAppearance._meta.db_table
+        with keys_after_load([cards_table, appearances_table], enabled=not existing, keep_unique=[appearances_table],
+                             step=lambda label, expected: ticking(f"keys: {label}", expected=expected)) as keys:
+            stats["deck_cards"] = insert_rows(cards_table, ["deck_id", "card_id", "board", "count"], deck_card_rows())
+            lap("deck_cards")
+            keys.rows[cards_table] = stats["deck_cards"]
+            keys.rows[appearances_table] = insert_rows(
+                appearances_table, ["deck_id", "key", "date", "source", "event", "event_uri", "result", "dup_of_earlier"],
+                appearance_rows(), on_conflict_ignore=True)
+            lap("appearances")
+            if keys.saved:
+                log("building the keys of the loaded tables")
+        lap("keys")
         # 4. Counts of lists seen before, from all their stored appearances (a later corpus file may hold only
         #    newer events, or a --limit prefix of an earlier one: its own counts would undercount).
         changed = []
