@@ -542,6 +542,7 @@ def table(summary: dict, advisor_default: str | None = None) -> str:
 
 def yardstick(argv: list[str]) -> int:
     from gameplay.core.matches import yardstick as strength
+    from gameplay.core.search.ensemble import EnsembleConfig
 
     parser = argparse.ArgumentParser(description="the paired yardstick on the deck pool (v3)")
     parser.add_argument("--pool", action="store_true")
@@ -574,11 +575,33 @@ def yardstick(argv: list[str]) -> int:
     parser.add_argument("--celery", action="store_true", help="play the games on the Celery workers")
     parser.add_argument("--append", action="store_true", help="keep the games already in the output; play the rest")
     parser.add_argument("--replot", action="store_true", help="only re-summarize, re-plot and print the output file")
-    parser.add_argument("--output", default=str(YARDSTICK))
+    parser.add_argument("--output", default=None, help=f"default {YARDSTICK.name}; with --sprt {SPRT_RESULT.name}")
+    parser.add_argument("--sprt", action="store_true",
+                        help="the sequential test: one player (default advisor:vote, the advisor's default level) in "
+                             "honest VeryHard's seat, pairs played until the SPRT over the discordant ones concludes")
+    parser.add_argument("--p0", type=float, default=SPRT_P0, help="H0: P(better | discordant pair)")
+    parser.add_argument("--p1", type=float, default=SPRT_P1, help="H1: P(better | discordant pair)")
+    parser.add_argument("--alpha", type=float, default=SPRT_ALPHA)
+    parser.add_argument("--beta", type=float, default=SPRT_BETA)
+    parser.add_argument("--keep-going", action="store_true", help="with --sprt: play on after the test concludes")
     args = parser.parse_args(argv)
+    if args.sprt:
+        if args.players == V3_PLAYERS:
+            args.players = [SPRT_PLAYER]
+        if len(args.players) != 1:
+            parser.error("--sprt measures one player")
+        args.advisor_default = args.players[0]
+        if args.seeds == 1:
+            args.seeds = SPRT_SEEDS
+    args.output = args.output or str(SPRT_RESULT if args.sprt else YARDSTICK)
     if args.card_data:
         os.environ[CARD_DATA_ENV] = str(Path(args.card_data).resolve())
     workers = args.ensemble_workers or (1 if args.procs > 1 else None)
+    searches = args.procs * max(workers or EnsembleConfig().workers, 1)
+    if args.sprt and not args.celery and searches > (os.cpu_count() or 1):
+        parser.error(f"{args.procs} processes x {workers or EnsembleConfig().workers} ensemble threads = {searches} "
+                     f"engine searches at once on {os.cpu_count()} cores: the measured player would be cut off at "
+                     "the engine's wall-clock cap by the measurement itself (lower --procs or --ensemble-workers)")
     started = time.time()
     pool = load_pool()
     unknown = set(args.exclude) - {d["name"] for d in pool["decks"]}
@@ -620,11 +643,23 @@ def yardstick(argv: list[str]) -> int:
     commands.append("python -m bench.game_strength " + " ".join(argv))
     new: list[dict] = []
 
+    test = {"p0": args.p0, "p1": args.p1, "alpha": args.alpha, "beta": args.beta}
+
     def write():
+        if args.sprt:
+            return write_sprt(out_path, old + new, args.players[0], args.baseline, args.exclude, commands, pool,
+                              args.pairings, started, test)
         return write_yardstick(out_path, old + new, args.baseline, args.advisor_default, args.exclude, commands,
                                pool, args.pairings, started)
 
+    def concluded() -> bool:
+        if not args.sprt or args.keep_going:
+            return False
+        counted = [g for g in old + new if not set(g["decks"]) & set(args.exclude)]
+        return strength.sequential(counted, args.players[0], args.baseline, **test)["state"] != "running"
+
     def done_one(g):
+        g["order"] = len(old) + len(new)  # its place in the run (appended runs continue the count): the SPRT's order
         new.append(g)
         calls = (g.get("engine_calls") or {}).get("ours") or {}
         print(f"[{len(new)}/{len(todo)}] {g['player']:<22} {g['decks'][0]} v {g['decks'][1]} seed {g['seed']} "
@@ -636,6 +671,9 @@ def yardstick(argv: list[str]) -> int:
     where = "Celery workers" if args.celery else f"{args.procs} processes"
     print(f"{len(todo)} games ({', '.join(args.players)} and {args.baseline}) on {where}"
           + (f", ensembles on {workers} thread(s)" if workers else ""), flush=True)
+    if concluded():
+        todo = []
+        print("the sequential test has already concluded (--keep-going plays on)", flush=True)
     if args.celery:
         submit = _celery_runner()
         for result in [submit(j) for j in todo]:
@@ -643,17 +681,96 @@ def yardstick(argv: list[str]) -> int:
     elif args.procs <= 1:
         for job in todo:
             done_one(play_pool_job(job))
+            if concluded():
+                break
     else:
         import multiprocessing as mp
 
         with ProcessPoolExecutor(max_workers=args.procs, mp_context=mp.get_context("spawn")) as pool_:
             for f in as_completed([pool_.submit(play_pool_job, j) for j in todo]):
                 done_one(f.result())
+                if concluded():
+                    pool_.shutdown(wait=True, cancel_futures=True)
+                    break
     summary = write()
     print()
-    print(table(summary, args.advisor_default))
+    if args.sprt:
+        print(sprt_line(summary))
+    else:
+        print(table(summary, args.advisor_default))
     print(f"wrote {out_path} in {time.time() - started:.0f}s")
     return 0
+
+
+# The sequential test (issue 34 item 5), as fishtest settles a patch: H0 P(better | discordant pair) = 0.5 against
+# H1 0.65, alpha = beta = 0.05 (Wald's bounds +-2.944), the advisor's default level in honest VeryHard's seat.
+SPRT_RESULT = RESULTS / "game_strength_sprt.json"
+SPRT_PLAYER = "advisor:vote"
+SPRT_P0, SPRT_P1, SPRT_ALPHA, SPRT_BETA = 0.5, 0.65, 0.05, 0.05
+SPRT_SEEDS = 12  # deals per pairing in the job list (40 jobs a deal on the close pairings): more than a test needs
+
+
+def sprt_line(summary: dict) -> str:
+    cap = summary["engine_cap"]
+    share = lambda side: "-" if cap[side]["share"] is None else f"{100 * cap[side]['share']:.1f}%"  # noqa: E731
+    return (f"SPRT {summary['state']}: LLR {summary['llr']:+.3f} in ({summary['lower']:+.3f}, {summary['upper']:+.3f}), "
+            f"{summary['pairs']} pairs, {summary['discordant']} discordant (+{summary['better']} / -{summary['worse']}); "
+            f"cut-off calls: ours {share('ours')}, baseline {share('baseline')}, opponent {share('opponent_of_ours')}; "
+            f"{summary['flagged_pairs']} pairs with a game over {int(100 * cap['flag_share'])}% cut off")
+
+
+def sprt_svg(summary: dict) -> str:
+    """The LLR after each discordant pair, between Wald's bounds."""
+    from common.figures import figure_bytes, new_figure as _new_figure
+
+    fig = _new_figure(figsize=(6.4, 3.6), dpi=100)
+    ax = fig.add_subplot(1, 1, 1)
+    trace = [0.0] + list(summary["trace"])
+    ax.step(range(len(trace)), trace, where="post", color="#1b9e77", label="log-likelihood ratio")
+    for bound, text in ((summary["upper"], "H1 accepted: better"), (summary["lower"], "H0 accepted: not better")):
+        ax.axhline(bound, color="#d95f02", linestyle="--", linewidth=1.1)
+        ax.text(0.2, bound, text, fontsize=7, va="bottom", color="#d95f02")
+    ax.axhline(0, color="#999999", linewidth=0.7)
+    ax.set_xlabel("discordant pairs, in the order they were played")
+    ax.set_ylabel("LLR")
+    ax.set_ylim(min(summary["lower"] * 1.25, min(trace) - 0.2), max(summary["upper"] * 1.25, max(trace) + 0.2))
+    ax.set_title(f"SPRT: H0 p = {summary['p0']} vs H1 p = {summary['p1']}, {summary['state']} "
+                 f"({summary['pairs']} pairs)", fontsize=9)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.9)
+    return figure_bytes(fig, "svg").decode()
+
+
+def write_sprt(out_path: Path, games: list[dict], player: str, baseline: str, exclude: list[str], commands: list[str],
+               pool: dict, pairings: str, started: float, test: dict) -> dict:
+    """The sequential test's result JSON (and .md, and the LLR plot): the state, the LLR and its bounds, the pairs,
+    the discordant ones, the engine cap's cut-offs per side, and every game (so a later run appends)."""
+    from gameplay.core.matches import yardstick as strength
+
+    counted = [g for g in games if not set(g["decks"]) & set(exclude)]
+    summary = strength.sequential(counted, player, baseline, **test)
+    comparison = summary.pop("comparison") or {}
+    report = {"benchmark": "game_strength_sprt",
+              "test": f"SPRT over discordant pairs: H0 P(better) = {test['p0']} against H1 {test['p1']}, "
+                      f"alpha = {test['alpha']}, beta = {test['beta']}",
+              "player": player, "baseline": baseline, "opponent": baseline,
+              "date": dt.datetime.now().isoformat(timespec="seconds"), "commands": commands[-20:],
+              "machine": game_machine(), "pool": {"file": "bench/results/game_pool.json", "pairings": pairings},
+              "excluded_decks": exclude,
+              "headline": {k: summary[k] for k in ("state", "llr", "lower", "upper", "pairs", "discordant", "better",
+                                                   "worse", "flagged_pairs")}
+                          | {"cut_off_share_ours": summary["engine_cap"]["ours"]["share"],
+                             "cut_off_share_baseline": summary["engine_cap"]["baseline"]["share"],
+                             "cut_off_share_opponent": summary["engine_cap"]["opponent_of_ours"]["share"],
+                             "win_rate": comparison.get("win_rate"), "baseline_win_rate": comparison.get("baseline_win_rate"),
+                             "cpu_seconds_per_pair": None if comparison.get("cpu_seconds_per_game") is None else round(
+                                 comparison["cpu_seconds_per_game"] + sum(g["cpu_seconds"] for g in counted
+                                                                          if g["player"] == baseline)
+                                 / max(1, sum(g["player"] == baseline for g in counted)), 1)},
+              "sprt": summary, "comparison": comparison, "games": games,
+              "run_seconds": round(time.time() - started, 1)}
+    write_result(report, out_path, newline=False, indent=1, default=str)
+    out_path.with_suffix(".svg").write_text(sprt_svg(summary), encoding="utf-8")
+    return summary
 
 
 def write_yardstick(out_path: Path, games: list[dict], baseline: str, advisor_default: str | None,

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable, Protocol
 
-from gameplay.core.search.advisor import LEVELS, recommend
+from gameplay.core.search.advisor import LEVELS, VOTE_LEVELS, recommend
 from gameplay.core.engine.adapter import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
 from gameplay.core.engine.honest import HonestStats, honest_ai_action
 from gameplay.core.learning import active
@@ -110,6 +110,21 @@ def _ensemble_player(arg: str, seed: int) -> EnsemblePlayer:
     except ValueError:
         raise ValueError(f"ensemble copies must be a whole number, not {copies!r}") from None
     return EnsemblePlayer(level or "VeryHard", k, seed)
+
+
+def _advisor_player(arg: str, seed: int) -> EnsemblePlayer:
+    """``advisor:<vote level>`` (``advisor`` alone: the advisor's default, ``vote``): the ensemble exactly as the
+    advisor's vote level runs it (its copies, settle, workers, wall budget and tie break), so a bench measures the
+    level a person is advised at, not a stand-in. Only the levels that never search."""
+    name = arg or "vote"
+    spec = VOTE_LEVELS.get(name)
+    if spec is None or spec.search is not None:
+        plain = [n for n, s in VOTE_LEVELS.items() if s.search is None]
+        raise ValueError(f"advisor level must be one of {', '.join(plain)}, not {name!r}")
+    player = EnsemblePlayer(spec.ensemble.level, spec.ensemble.copies, seed)
+    player.config = spec.ensemble
+    player.name = f"advisor:{name}"
+    return player
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +325,7 @@ FACTORIES: dict[str, Callable[[str, int], Player]] = {
     "random": lambda arg, seed: RandomPlayer(seed),
     "engine": lambda arg, seed: EnginePlayer(arg or "Medium", seed),
     "ensemble": _ensemble_player,
+    "advisor": _advisor_player,
     "search": _search_player,
     "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else (active.network() or evaluator_at(SHIPPED_NET))),
 }
@@ -317,7 +333,7 @@ FACTORIES: dict[str, Callable[[str, int], Player]] = {
 
 def make_player(spec: str, seed: int = 0) -> Player:
     """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``ensemble:VeryHard:8``,
-    ``search:default``; the peeking bench reference ``engine:VeryHard!peek``)."""
+    ``advisor:vote``, ``search:default``; the peeking bench reference ``engine:VeryHard!peek``)."""
     kind, _, arg = (spec or "").partition(":")
     factory = FACTORIES.get(kind)
     if factory is None:

@@ -19,7 +19,7 @@ import time
 import zlib
 from typing import Iterable, Sequence
 
-from common.stats import sign_test, wilson
+from common.stats import sign_test, sprt_path, wilson
 from gameplay.core.matches.roundrobin import expand
 from gameplay.core.matches.players import make_player, play_game
 from gameplay.core.search.ensemble import EnsembleConfig
@@ -215,3 +215,58 @@ def pairs_needed(better_share: float, discordant_share: float, p: float = 0.05) 
         if sign_test(better, d - better) < p:
             return int(round(d / discordant_share))
     return None
+
+
+CUT_OFF_FLAG = 0.05  # a game in which more than this share of a side's engine calls hit the engine's cap is flagged
+
+
+def cut_off_share(game: dict, side: str) -> tuple[int, int]:
+    """(calls cut off at the engine's cap, calls) of ``side``'s player in ``game``, from the bench's meter
+    (``engine_calls``); (0, 0) when it was not metered."""
+    calls = (game.get("engine_calls") or {}).get(side) or {}
+    return int(calls.get("cut_off", 0)), int(calls.get("calls", 0))
+
+
+def flagged(game: dict, side: str, limit: float = CUT_OFF_FLAG) -> bool:
+    cut, calls = cut_off_share(game, side)
+    return bool(calls) and cut / calls > limit
+
+
+def sequential(games: Iterable[dict], player: str, baseline: str = BASELINE, **test) -> dict:
+    """The sequential probability ratio test of ``player`` against ``baseline`` in the same seat, over the discordant
+    pairs in the order they were completed (a game's ``order``: its place in the run, kept across appended runs),
+    and what the engine's wall-clock cap did to each side: calls and cut-off calls of our player, of the baseline in
+    the same seat, and of the opponent (in our player's games and in the baseline's), with the games where more than
+    ``CUT_OFF_FLAG`` of a side's calls were cut off. ``test``: ``common.stats.sprt``'s p0, p1, alpha, beta. Pairs one
+    of whose games the engine broke off (``error``) are left out and counted."""
+    matched = pairs(games, player, baseline)
+    errors = sum(bool(a.get("error")) or bool(b.get("error")) for a, b in matched)
+    matched = [(a, b) for a, b in matched if not a.get("error") and not b.get("error")]
+    matched.sort(key=lambda m: max(m[0].get("order", 0), m[1].get("order", 0)))
+    outcomes = [a["score"] > b["score"] for a, b in matched if a["score"] != b["score"]]
+    result = sprt_path(outcomes, **test)
+    if result["stopped_at"] is not None:  # the pairs the test read: up to its discordant pair that crossed
+        seen = 0
+        for used, (a, b) in enumerate(matched, 1):
+            seen += a["score"] != b["score"]
+            if seen == result["stopped_at"]:
+                break
+        counted = matched[:used]
+    else:
+        counted = matched
+
+    def load(rows, side):
+        cut = sum(cut_off_share(g, side)[0] for g in rows)
+        calls = sum(cut_off_share(g, side)[1] for g in rows)
+        return {"calls": calls, "cut_off": cut, "share": round(cut / calls, 4) if calls else None,
+                "games_flagged": sum(flagged(g, side) for g in rows), "games": len(rows)}
+
+    ours, base = [a for a, _ in counted], [b for _, b in counted]
+    return {**{k: v for k, v in result.items() if k != "trace"}, "trace": result["trace"],
+            "pairs": len(counted), "pairs_played": len(matched), "errors": errors,
+            "wins": sum(a["score"] for a in ours), "baseline_wins": sum(b["score"] for b in base),
+            "comparison": compare(counted) if counted else None,
+            "engine_cap": {"ours": load(ours, "ours"), "baseline": load(base, "ours"),
+                           "opponent_of_ours": load(ours, "opponent"), "opponent_of_baseline": load(base, "opponent"),
+                           "flag_share": CUT_OFF_FLAG},
+            "flagged_pairs": sum(flagged(a, "ours") or flagged(b, "ours") for a, b in counted)}

@@ -135,3 +135,30 @@ def test_an_ensemble_player_runs_on_the_jobs_threads_and_reports_its_votes(engin
     assert stats["decisions"] == game["ours_decisions"] > 5
     assert {"cut_off", "fallbacks", "refused", "split", "unanimous"} <= set(stats)
     assert set(sides) == {"ours", "opponent"} and len(sides) == game["decisions"]
+
+
+def test_the_sequential_test_reads_discordant_pairs_in_the_order_they_were_played():
+    """The SPRT stops at its first crossing: 12 straight discordant wins accept H1 (12 x ln 1.3 = 3.15 > 2.94), and the
+    pairs played after it are not counted, whatever they say; the order is the games' ``order``, not the list's."""
+    games, order = [], 0
+    for s in range(30):
+        ours, base = (1.0, 0.0) if s < 12 else (0.0, 1.0) if s < 24 else (1.0, 1.0)
+        for g in (_game(s, 0, "advisor:vote", ours), _game(s, 0, strength.BASELINE, base)):
+            order += 1
+            games.append({**g, "order": order,
+                          "engine_calls": {"ours": {"calls": 20, "cut_off": 2 if s == 3 else 0},
+                                           "opponent": {"calls": 10, "cut_off": 0}}})
+    games.reverse()  # stored in another order than played
+    result = strength.sequential(games, "advisor:vote")
+    assert result["state"] == "H1 accepted" and result["stopped_at"] == 12
+    assert (result["pairs"], result["better"], result["worse"], result["pairs_played"]) == (12, 12, 0, 30)
+    assert result["llr"] == pytest.approx(12 * 0.262364, abs=1e-3) and result["upper"] == pytest.approx(2.944, abs=1e-3)
+    cap = result["engine_cap"]
+    assert cap["ours"]["calls"] == 240 and cap["ours"]["cut_off"] == 2 and cap["ours"]["games_flagged"] == 1
+    assert cap["baseline"]["cut_off"] == 2 and result["flagged_pairs"] == 1  # 2 of 20 = 10% > 5%: that pair flagged
+    # the losses played first instead: H0 accepted after 9 of them (9 x ln 0.7 = -3.21)
+    for g in games:
+        if g["seed"] >= 12 and g["seed"] < 24:
+            g["order"] -= 1000
+    assert strength.sequential(games, "advisor:vote")["state"] == "H0 accepted"
+    assert strength.sequential(games[:10], "advisor:vote")["state"] == "running"

@@ -80,7 +80,12 @@ def test_the_player_spec_and_a_whole_game(engine):
     player = make_player("ensemble:Medium:2", seed=4)
     assert isinstance(player, EnsemblePlayer) and player.name == "ensemble:Medium:2" and player.config.settle == 2
     assert make_player("ensemble").name == "ensemble:VeryHard:8"
-    for bad in ("ensemble:Godlike:4", "ensemble:Medium:many", "ensemble:Medium:0"):
+    from gameplay.core.search.advisor import VOTE_LEVELS  # noqa: PLC0415 - only this check needs the advisor's levels
+
+    advisor = make_player("advisor")  # the advisor's default level exactly as the site runs it, for the benches
+    assert advisor.name == "advisor:vote" and advisor.config == VOTE_LEVELS["vote"].ensemble
+    for bad in ("ensemble:Godlike:4", "ensemble:Medium:many", "ensemble:Medium:0", "advisor:vote+search",
+                "advisor:nope"):
         with pytest.raises(ValueError):
             make_player(bad)
     game = engine.new_game(deck_list("mono_red_aggro"), deck_list("mono_white_weenie"), seed=12)
