@@ -1,9 +1,10 @@
 #!/usr/bin/env python
 """Benchmark: a new user's first ``make run``, from a clean clone to the first HTTP 200.
 
-    python -m bench.first_run [--stack embedded|services] [--include-install | --both] [--port N] [--keep]
+    python -m bench.first_run [--stack both|embedded|services] [--include-install | --both] [--port N] [--keep]
 
-Clones this checkout's HEAD (committed work only) into a temporary folder with its own ``var/`` (so its own
+By default both stacks are measured in one run, the embedded stack first, so their figures come from one machine
+in one state. Clones this checkout's HEAD (committed work only) into a temporary folder with its own ``var/`` (so its own
 SQLite database; on ``--stack services`` the PostgreSQL database ``first_run_bench``, its own Celery queue,
 channel prefix and cache database), ``MTG_DATA_DIR`` pointing at the real data. Without ``--include-install``
 the clone's ``.venv`` is a link to this checkout's (install excluded); with it, ``make run`` creates and fills
@@ -12,8 +13,9 @@ PORT=<free port> STACK=<stack>``, timestamps every line of its output (progress-
 ``http://127.0.0.1:<port>/`` until it answers 200, then stops the server. Each step's time is cut at the line
 that starts it (``== stack``, ``cards: importing``, ...); a step whose output stops for more than 10 s is
 flagged as silent, with the line its longest silence followed. Writes ``bench/results/first_run.json`` and
-``.md``: one section per kind of run (``install_excluded``, ``install_included``), each with its own commit,
-date and load averages; a run replaces only its own section, so the other kind's last figures stay.
+``.md``: a block per stack, and in it one section per kind of run (``install_excluded``, ``install_included``),
+each with its own commit, date and load averages; a run replaces only its own sections, so the others' last
+figures stay.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ RESULT = RESULTS / "first_run.json"
 TARGET_SECONDS = 8 * 60
 SILENT_SECONDS = 10.0
 BENCH_DB = "first_run_bench"
+STACKS = ("embedded", "services")
 # (step, the output line that starts it), in the order make run prints them; "install" starts at 0.
 STEPS = [
     ("install", None),
@@ -164,18 +167,18 @@ def stop(proc: subprocess.Popen) -> None:
             continue
 
 
-def measure(args, include_install: bool) -> dict:
-    """One first ``make run`` from a fresh clone: its section of the result."""
+def measure(args, stack: str, include_install: bool) -> dict:
+    """One first ``make run`` on ``stack`` from a fresh clone: its section of the result."""
     workdir = Path(tempfile.mkdtemp(prefix="first_run-"))
     clone = workdir / "repo"
     sha = clean_clone(clone, include_install)
-    reset_database(args.stack)
+    reset_database(stack)
     port = args.port or free_port()
     load_before = os.getloadavg()
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = dt.datetime.now(dt.timezone.utc)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(["make", "run", f"PORT={port}", f"STACK={args.stack}"], cwd=clone, env=run_env(args.stack),
+    proc = subprocess.Popen(["make", "run", f"PORT={port}", f"STACK={stack}"], cwd=clone, env=run_env(stack),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     out = Output(proc.stdout, t0, args.echo)
     try:
@@ -208,7 +211,7 @@ def measure(args, include_install: bool) -> dict:
         section["clone"] = str(clone)
     else:
         shutil.rmtree(workdir, ignore_errors=True)
-        if args.stack == "services":
+        if stack == "services":
             from bench.harness.processes import pg_admin  # noqa: PLC0415 - psycopg only on the services stack
 
             pg_admin(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
@@ -219,13 +222,10 @@ def section_name(include_install: bool) -> str:
     return "install_included" if include_install else "install_excluded"
 
 
-def combine(previous: dict | None, sections: dict, stack: str) -> dict:
-    """The result: this run's ``sections`` (``{install_excluded|install_included: section}``) with the other
-    kind's section kept from ``previous`` (the last result) when it measured the same stack; a headline of
-    both."""
-    kept = {}
-    if previous and previous.get("stack") == stack:
-        kept = {name: previous[name] for name in (section_name(False), section_name(True)) if name in previous}
+def stack_result(previous: dict | None, sections: dict) -> dict:
+    """One stack's block: this run's ``sections`` (``{install_excluded|install_included: section}``) with the other
+    kind's section kept from ``previous`` (that stack's last block), and a headline of both."""
+    kept = {name: previous[name] for name in (section_name(False), section_name(True)) if previous and name in previous}
     kept.update(sections)
     ordered = {name: kept[name] for name in (section_name(False), section_name(True)) if name in kept}
     headline = {}
@@ -243,16 +243,32 @@ def combine(previous: dict | None, sections: dict, stack: str) -> dict:
         headline["within_target"] = ordered[section_name(False)]["within_target"]
     headline["silent_steps"] = sorted({f"{step} ({name})" for name, sec in ordered.items()
                                        for step in sec["silent_steps"]})
+    return {"headline": headline, **ordered}
+
+
+def combine(previous: dict | None, sections: dict, stack: str) -> dict:
+    """The result: one block per stack (``embedded``, ``services``); this run's ``sections`` replace their kind in
+    ``stack``'s block, every other block and kind stays as the last result (``previous``) had it. A result written
+    before the blocks (one stack at the top level) is read as that stack's block."""
+    blocks = {}
+    if previous:
+        if any(section_name(kind) in previous for kind in (False, True)):
+            blocks[previous.get("stack", "embedded")] = stack_result(None, {
+                k: v for k, v in previous.items() if k in (section_name(False), section_name(True))})
+        for name in STACKS:
+            if isinstance(previous.get(name), dict):
+                blocks[name] = previous[name]
+    blocks[stack] = stack_result(blocks.get(stack), sections)
+    ordered = {name: blocks[name] for name in STACKS if name in blocks}
     return {
         "benchmark": "first_run", "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "command": command("first_run"),
         "shared_machine": "the 2 cores may be shared with other work while a run goes on: each run's load averages "
                           "(before and after) say how busy the machine was",
-        "stack": stack,
         "target_seconds_excluding_install": TARGET_SECONDS,
         "silent_threshold_seconds": SILENT_SECONDS,
-        "headline": headline,
+        "headline": {f"{name}.{key}": value for name, block in ordered.items() for key, value in block["headline"].items()},
         **ordered,
     }
 
@@ -266,7 +282,8 @@ def _previous(path: Path) -> dict | None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--stack", choices=["embedded", "services"], default="embedded")
+    ap.add_argument("--stack", choices=[*STACKS, "both"], default="both",
+                    help="both (the default): the embedded stack, then the services stack, in one run")
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--include-install", action="store_true", help="time the install too (a fresh .venv)")
     which.add_argument("--both", action="store_true", help="install excluded, then included, one after the other")
@@ -277,15 +294,16 @@ def main(argv=None) -> int:
     ap.add_argument("--output", type=Path, default=RESULT)
     args = ap.parse_args(argv)
     kinds = [False, True] if args.both else [args.include_install]
+    stacks = list(STACKS) if args.stack == "both" else [args.stack]
     ok = True
-    for include_install in kinds:
-        section = measure(args, include_install)
-        # written after each run: a second run cut short leaves the first one's figures
-        result = combine(_previous(args.output), {section_name(include_install): section}, args.stack)
+    for stack, include_install in [(st, kind) for st in stacks for kind in kinds]:
+        section = measure(args, stack, include_install)
+        # written after each run: a run cut short leaves the earlier ones' figures
+        result = combine(_previous(args.output), {section_name(include_install): section}, stack)
         write_result(result, args.output)
         ok = ok and section["answered_200"]
         answer = "first 200 after" if section["answered_200"] else "no 200 (cut short) after"
-        print(f"{section_name(include_install)}: {answer} {section['to_first_200_seconds']}s "
+        print(f"{stack}, {section_name(include_install)}: {answer} {section['to_first_200_seconds']}s "
               f"({section['excluding_install_seconds']}s without the install; target {TARGET_SECONDS}s)")
         for name, step in section["steps"].items():
             flag = f"  SILENT > {SILENT_SECONDS:g} s after: {step['silent_after']}" if step["silent"] else ""

@@ -62,17 +62,34 @@ def _section(include_install: bool, install: float, total: float, commit: str) -
 def test_one_kind_of_run_keeps_the_other_kinds_last_figures():
     excluded = combine(None, {"install_excluded": _section(False, 0.2, 300.0, "aaa")}, "embedded")
     both = combine(excluded, {"install_included": _section(True, 120.0, 420.0, "bbb")}, "embedded")
-    assert list(both)[-2:] == ["install_excluded", "install_included"]
-    assert both["install_excluded"]["commit"] == "aaa" and both["install_included"]["commit"] == "bbb"
-    assert both["headline"]["install_excluded_minutes"] == 5.0
-    assert both["headline"]["install_included_minutes"] == 7.0 and both["headline"]["install_seconds"] == 120.1
-    assert both["headline"]["silent_steps"] == ["decks (install_excluded)", "decks (install_included)",
-                                                "install (install_included)"]
-    # a new excluded run replaces only its own section; another stack's result is not mixed in
+    block = both["embedded"]
+    assert list(block)[-2:] == ["install_excluded", "install_included"]
+    assert block["install_excluded"]["commit"] == "aaa" and block["install_included"]["commit"] == "bbb"
+    assert block["headline"]["install_excluded_minutes"] == 5.0 == both["headline"]["embedded.install_excluded_minutes"]
+    assert block["headline"]["install_included_minutes"] == 7.0 and block["headline"]["install_seconds"] == 120.1
+    assert block["headline"]["silent_steps"] == ["decks (install_excluded)", "decks (install_included)",
+                                                 "install (install_included)"]
+    # a new excluded run replaces only its own section
     again = combine(both, {"install_excluded": _section(False, 0.2, 200.0, "ccc")}, "embedded")
-    assert again["install_excluded"]["commit"] == "ccc" and again["install_included"]["commit"] == "bbb"
-    other = combine(both, {"install_excluded": _section(False, 0.2, 200.0, "ddd")}, "services")
-    assert "install_included" not in other
+    assert again["embedded"]["install_excluded"]["commit"] == "ccc"
+    assert again["embedded"]["install_included"]["commit"] == "bbb"
+
+
+def test_both_stacks_sit_side_by_side_and_a_run_of_one_keeps_the_other():
+    doc = combine(None, {"install_excluded": _section(False, 0.2, 240.0, "aaa")}, "embedded")
+    doc = combine(doc, {"install_excluded": _section(False, 0.2, 420.0, "aaa")}, "services")
+    assert list(doc)[-2:] == ["embedded", "services"]
+    assert doc["headline"]["embedded.install_excluded_minutes"] == 4.0
+    assert doc["headline"]["services.install_excluded_minutes"] == 7.0
+    assert "install_included" not in doc["services"]  # the embedded stack's sections never leak into another's
+    doc = combine(doc, {"install_excluded": _section(False, 0.2, 300.0, "bbb")}, "services")
+    assert doc["embedded"]["install_excluded"]["commit"] == "aaa" and doc["services"]["install_excluded"]["commit"] == "bbb"
+
+
+def test_a_result_written_before_the_stack_blocks_is_read_as_its_stacks_block():
+    old = {"benchmark": "first_run", "stack": "embedded", "install_excluded": _section(False, 0.2, 240.0, "old")}
+    doc = combine(old, {"install_excluded": _section(False, 0.2, 420.0, "new")}, "services")
+    assert doc["embedded"]["install_excluded"]["commit"] == "old" and doc["services"]["install_excluded"]["commit"] == "new"
 
 
 def test_the_md_lists_every_step_of_both_runs():
@@ -80,17 +97,17 @@ def test_the_md_lists_every_step_of_both_runs():
                          "install_included": _section(True, 120.0, 420.0, "bbb")}, "embedded")
     text = report.render(doc, "first_run")
     for kind in ("install_excluded", "install_included"):
-        table = text.split(f"## {kind}.steps\n\n", 1)[1].split("\n\n", 1)[0]
+        table = text.split(f"## embedded.{kind}.steps\n\n", 1)[1].split("\n\n", 1)[0]
         rows = [line.split(" | ")[0].strip("| ") for line in table.splitlines()[2:]]
-        assert rows == list(doc[kind]["steps"]), kind  # "decks" too, though raw detail of that name is not
+        assert rows == list(doc["embedded"][kind]["steps"]), kind  # "decks" too, though raw detail of that name is not
         assert "longest_silence_seconds" in table and "silent_after" in table
 
 
 def test_a_run_cut_short_has_no_time_to_the_first_page_in_the_headline():
     cut = {**_section(True, 120.0, 600.0, "eee"), "answered_200": False}
-    doc = combine(None, {"install_included": cut}, "embedded")
-    assert doc["headline"]["install_included_minutes"] is None
-    assert doc["headline"]["install_included_cut_short_after_minutes"] == 10.0
-    assert doc["headline"]["install_seconds"] == 120.1  # the install itself was whole
+    head = combine(None, {"install_included": cut}, "embedded")["embedded"]["headline"]
+    assert head["install_included_minutes"] is None
+    assert head["install_included_cut_short_after_minutes"] == 10.0
+    assert head["install_seconds"] == 120.1  # the install itself was whole
     unfinished = {**cut, "steps": {"install": {**cut["steps"]["install"], "seconds": 600.0}}}
-    assert combine(None, {"install_included": unfinished}, "embedded")["headline"]["install_seconds"] is None
+    assert combine(None, {"install_included": unfinished}, "embedded")["embedded"]["headline"]["install_seconds"] is None
