@@ -32,8 +32,18 @@ def stack() -> str:
 
 
 def pytest_collection_modifyitems(config, items):
-    """`services` tests need the services stack; skip them (with the reason) on the embedded one."""
+    """`services` tests need the services stack; skip them (with the reason) on the embedded one. On the services
+    stack, the pure tests (``tests.layers.is_pure_test``: they cannot tell the stacks apart) are left out: `make
+    test` runs them once, on the embedded stack. ``MTG_TEST_PURE=1`` keeps them (or name them on the command line
+    alone: a run whose every test is pure keeps them too)."""
     if os.environ.get("MTG_STACK", "embedded") == "services":
+        from tests.layers import is_pure_test
+
+        pure = [item for item in items if is_pure_test(item)]
+        if pure and len(pure) < len(items) and os.environ.get("MTG_TEST_PURE") != "1":
+            keep = set(map(id, pure))
+            config.hook.pytest_deselected(items=pure)
+            items[:] = [item for item in items if id(item) not in keep]
         return
     skip = pytest.mark.skip(reason="needs MTG_STACK=services (run by `make test` on the services stack)")
     for item in items:

@@ -16,10 +16,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite", "common")
-PURE = ("drafts.bots", "decks.completion.models", "decks.embeddings.text", "decks.embeddings.doc2vec",
-        "decks.embeddings.classifier", "common")
+from tests.layers import APPS, ROOT, is_pure
+
 MARK = re.compile(r"#\s*noqa:\s*PLC0415\b(.*)$")
 
 
@@ -77,11 +75,6 @@ def graph():
 def test_the_import_graph_has_no_cycle(graph):
     cycles = [sorted(c) for c in nx.strongly_connected_components(graph[0]) if len(c) > 1]
     assert not cycles, f"import cycles among the project's modules: {cycles}"
-
-
-def is_pure(module: str) -> bool:
-    parts = module.split(".")
-    return (len(parts) > 1 and parts[1] == "core") or any(module == p or module.startswith(p + ".") for p in PURE)
 
 
 def test_pure_code_imports_no_django_and_no_shell(graph):
@@ -208,3 +201,31 @@ def test_shared_helpers_exist_once():
     found = definitions()
     copies = {name: found[name] for name in ONCE if len(found.get(name, [])) > 1}
     assert not copies, f"shared helpers defined more than once: {copies}"
+
+
+def test_a_pure_test_is_told_from_one_that_touches_the_stack(tmp_path):
+    """``make test`` runs the pure tests once (tests/conftest.py leaves them out of the services run): a test is pure
+    only when its file imports nothing of the stack (directly or through a helper it imports) and it uses no database
+    or settings fixture. Each planted fault below makes a pure test impure."""
+    from types import SimpleNamespace
+
+    from tests.layers import imports_only_pure_code, is_pure_test
+
+    def item(source: str, fixtures=(), marks=()):
+        path = tmp_path / f"test_{abs(hash((source, fixtures, marks)))}.py"
+        path.write_text(source)
+        return SimpleNamespace(fspath=path, fixturenames=list(fixtures),
+                               get_closest_marker=lambda name: name if name in marks else None)
+
+    pure = "import pytest\nfrom common.stats import wilson\nfrom gameplay.core.engine.adapter import Action\n"
+    assert is_pure_test(item(pure, fixtures=("tmp_path", "monkeypatch")))
+    assert not is_pure_test(item(pure + "from django.conf import settings\n"))
+    assert not is_pure_test(item(pure + "def test_x():\n    from decks.models import Card  # noqa: PLC0415 - planted\n"))
+    assert not is_pure_test(item(pure + "from gameplay.play import session\n"))
+    assert not is_pure_test(item(pure, fixtures=("tmp_path", "db")))
+    assert not is_pure_test(item(pure, fixtures=("settings",)))
+    assert not is_pure_test(item(pure, marks=("django_db",)))
+    assert not is_pure_test(item(pure, marks=("services",)))
+    # a helper from tests/ is judged by its own imports: the catalogue fixtures reach the database
+    assert imports_only_pure_code(ROOT / "tests" / "gameplay" / "conftest.py", True)
+    assert not imports_only_pure_code(ROOT / "tests" / "decks" / "completion" / "conftest.py", True)
