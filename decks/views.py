@@ -25,7 +25,7 @@ from mtgsite import limits
 from mtgsite.guests import guest_key
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
-DECK_SORTS = {"popularity": ("-occurrences", "-id"), "newest": ("-id",)}
+DECK_SORTS = {"popularity": lambda decks: decks.order_by("-occurrences", "-id"), "newest": lambda decks: decks.newest()}
 DECK_PAGE_SIZE = 30
 MAX_APPEARANCES = 20
 MAX_CARD_DECKS = 10
@@ -36,7 +36,7 @@ def home(request):
     return render(request, "decks/home.html", {
         "counts": {"cards": Card.objects.count(), "sets": CardSet.objects.count(),
                    "decks": Deck.objects.listed().count()},
-        "recent_decks": Deck.objects.listed().order_by("-id")[:5],
+        "recent_decks": Deck.objects.listed().newest()[:5],
         "formats": FORMATS,
     })
 
@@ -137,7 +137,7 @@ def deck_page(request, decks, mine: bool):
     if sort not in DECK_SORTS:
         notes.append(f"Unknown sort {sort[:40]!r}; newest decks first.")
         sort = "newest"
-    page, page_note = paginate(request, decks.order_by(*DECK_SORTS[sort]), DECK_PAGE_SIZE)
+    page, page_note = paginate(request, DECK_SORTS[sort](decks), DECK_PAGE_SIZE)
     if page_note:
         notes.append(page_note)
     return render(request, "decks/deck_list.html", {
