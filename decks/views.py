@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from decks import panels
 from decks.analysis import deck_groups
 from decks.core.cards import mana_symbols
+from decks.core.decklist import shown_errors
 from decks.core.export import to_arena, to_mtgo
 from decks.core.rules import FORMATS, normalize_format
 from decks.forms import DeckImportForm, import_deck, saved_by
@@ -109,7 +110,8 @@ def deck_import(request):
         form = DeckImportForm()
     line_errors = [{"line": e.line_no, "text": e.line, "message": e.message, "suggestions": e.suggestions} for e in errors]
     summary = f"{len(errors)} line{'s' if len(errors) != 1 else ''} could not be read."
-    return render(request, "decks/deck_import.html", {"form": form, "line_errors": line_errors, "errors_summary": summary})
+    return render(request, "decks/deck_import.html", {"form": form, "line_errors": shown_errors(line_errors),
+                                                      "errors_summary": summary})
 
 
 @require_GET
