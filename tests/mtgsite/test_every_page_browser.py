@@ -62,27 +62,35 @@ BADGES = """() => [...document.querySelectorAll('#pack .card-button')].filter(b 
 })"""
 
 
-def _nav_reachable(page, width: int) -> list[str]:
-    """The navigation's links, each checked on screen (opening the Menu button first when they are folded away)."""
+NAV = {"/cards/", "/decks/", "/decks/complete/", "/drafts/", "/drafts/play/", "/games/", "/games/gauntlet/", "/models/"}
+
+
+def _nav_problems(page, name: str, width: int) -> list[str]:
+    """Every navigation link on screen, after opening the Menu button when they are folded away (then closed)."""
     links = page.locator("nav.site-nav a")
     toggle = page.locator(".nav-toggle")
     opened = False
     if not links.first.is_visible():
-        assert toggle.is_visible(), "the links are hidden and there is no Menu button"
+        if not toggle.is_visible():
+            return [f"{name}: the navigation is hidden and there is no Menu button"]
         toggle.click()
         opened = True
-        assert toggle.get_attribute("aria-expanded") == "true"
-    hrefs = []
+    problems, hrefs = [], set()
     for i in range(links.count()):
         link = links.nth(i)
-        assert link.is_visible(), f"nav link {link.inner_text()!r} cannot be seen"
-        box = link.bounding_box()
-        assert box and box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, (link.inner_text(), box)
-        hrefs.append(link.get_attribute("href"))
+        box = link.bounding_box() if link.is_visible() else None
+        if not box or box["x"] < 0 or box["x"] + box["width"] > width + 0.5:
+            problems.append(f"{name}: nav link {link.text_content().strip()!r} is not on screen ({box})")
+        hrefs.add(link.get_attribute("href"))
+    if NAV - hrefs:
+        problems.append(f"{name}: the navigation lacks {sorted(NAV - hrefs)}")
     if opened:
+        if toggle.get_attribute("aria-expanded") != "true":
+            problems.append(f"{name}: the Menu button does not say it is open")
         toggle.click()
-        assert not links.first.is_visible()
-    return hrefs
+        if links.first.is_visible():
+            problems.append(f"{name}: the Menu button does not close the navigation")
+    return problems
 
 
 def _layout_problems(page, name: str, width: int) -> list[str]:
@@ -170,7 +178,7 @@ def _start_pod(page, server) -> str:
     return page.url.removeprefix(server)
 
 
-def _garbage_paste(page, server, width: int, height: int) -> None:
+def _garbage_paste(page, server, width: int, height: int) -> list[str]:
     """500 lines nobody can read: 10 listed, 'and 490 more', the pasted text kept and the form on the first screen."""
     from playwright.sync_api import expect
 
@@ -183,10 +191,11 @@ def _garbage_paste(page, server, width: int, height: int) -> None:
     expect(page.locator("[data-testid=more-errors]")).to_contain_text("490 more problems on lines 11–500")
     assert page.input_value("#complete-form textarea[name=text]") == garbage
     page.evaluate("window.scrollTo(0, 0)")
-    box = page.locator("#complete-form textarea[name=text]").bounding_box()
-    assert box["y"] < height, f"the textarea starts at {box['y']:.0f} px, below the first screen ({height} px)"
-    assert page.evaluate("document.documentElement.scrollHeight") < 4 * height
     page.screenshot(path=str(SHOTS / f"completion-errors-{width}.png"), full_page=True)
+    box = page.locator("#complete-form textarea[name=text]").bounding_box()
+    tall = page.evaluate("document.documentElement.scrollHeight")
+    return ([f"garbage paste at {width} px: the textarea starts at {box['y']:.0f} px, below the first screen"]
+            if box["y"] >= height else []) + ([f"garbage paste at {width} px: a {tall} px page"] if tall > 4 * height else [])
 
 
 def test_every_page_fits_phone_and_desktop_widths(daphne_server, browser, django_user_model, game_env,  # noqa: F811
@@ -215,15 +224,15 @@ def test_every_page_fits_phone_and_desktop_widths(daphne_server, browser, django
                 paths["pod"] = _start_pod(page, daphne_server)
             for name, path in paths.items():
                 page.goto(f"{daphne_server}{path}")
-                problems += _layout_problems(page, f"{name} at {width} px", width)
-                hrefs = _nav_reachable(page, width)
-                assert {"/cards/", "/decks/", "/decks/complete/", "/drafts/", "/drafts/play/", "/games/",
-                        "/games/gauntlet/", "/models/"} <= set(hrefs), (name, hrefs)
+                where = f"{name} at {width} px"
+                problems += _layout_problems(page, where, width) + _nav_problems(page, where, width)
                 if name == "pod":
                     covered = page.evaluate(BADGES)
-                    assert covered and not any(covered), f"a suggestion badge covers a card's name at {width} px"
+                    assert covered, "the pod shows no suggestion badge"
+                    if any(covered):
+                        problems.append(f"{where}: {sum(covered)} suggestion badges cover a card's name")
                 page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-            _garbage_paste(page, daphne_server, width, height)
+            problems += _garbage_paste(page, daphne_server, width, height)
         finally:
             context.close()
     known = [p for p in problems if any(p.startswith(k) for k in KNOWN)]
