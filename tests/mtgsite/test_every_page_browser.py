@@ -173,6 +173,7 @@ def _start_pod(page, server) -> str:
     from playwright.sync_api import expect
 
     open_pod(page, server, 2, "Ada", consent="no")
+    expect(page.locator("#conn")).to_have_text("live")  # the start goes over the pod's socket
     page.click("#start-button")
     expect(page.locator("#pack .rank").first).to_be_visible()
     return page.url.removeprefix(server)
