@@ -17,7 +17,14 @@ TEST_WORKERS ?= 2
 # it keeps torch from starting a thread per core in every process when the machine is busy.
 PYTEST := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) --durations 15
 
-.PHONY: run test venv services migrate data worker web test-embedded test-services bench clean
+# The stack `make run` and `make staff` use: STACK, or with auto the services stack when PostgreSQL and Redis answer
+# (started when installed but down), else the embedded one. Sets the shell variable `stack`.
+PICK_STACK = stack=$(STACK); \
+	if [ "$$stack" = auto ]; then \
+	  if bash scripts/ensure-services.sh >/dev/null 2>&1; then stack=services; else stack=embedded; fi; \
+	fi
+
+.PHONY: run staff test venv services migrate data worker web test-embedded test-services bench clean
 
 venv: $(VENV)/bin/python
 	@bash scripts/install-python.sh requirements-dev.txt
@@ -29,10 +36,7 @@ services:
 	@bash scripts/ensure-services.sh
 
 run: venv
-	@stack=$(STACK); \
-	if [ "$$stack" = auto ]; then \
-	  if bash scripts/ensure-services.sh >/dev/null 2>&1; then stack=services; else stack=embedded; fi; \
-	fi; \
+	@$(PICK_STACK); \
 	echo "== stack: $$stack"; export MTG_STACK=$$stack; \
 	export DJANGO_DEBUG=$(RUN_DEBUG); \
 	case "$(RUN_DEBUG)" in 1|true|yes|on) echo "== debug: on (DJANGO_DEBUG=1, local use only)";; \
@@ -46,6 +50,13 @@ run: venv
 	fi; \
 	echo "== serving on http://$(HOST):$(PORT)/"; \
 	exec $(VENV)/bin/daphne -b $(HOST) -p $(PORT) mtgsite.asgi:application
+
+# A staff account (the models pages, the gauntlet) on the stack `make run` uses: asks for a name and a password.
+staff: venv
+	@$(PICK_STACK); \
+	echo "== stack: $$stack"; \
+	export MTG_STACK=$$stack; mkdir -p var && $(PY) manage.py migrate --noinput --skip-checks >/dev/null && \
+	$(PY) manage.py createsuperuser
 
 test: venv
 	@bash scripts/ensure-services.sh

@@ -3,6 +3,8 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Coalesce, TruncDate
+from django.utils import timezone
 
 from decks.core.cards import COLOR_ORDER
 from decks.core.cards import mana_symbols as cost_symbols
@@ -116,6 +118,13 @@ class DeckQuerySet(models.QuerySet):
         """The decks anyone may find: in the deck list, search, card pages and the API's lists."""
         return self.filter(public=True)
 
+    def newest(self):
+        """Most recent first, by the date the deck list shows: a corpus deck's last tournament (``last_seen``), a
+        person's deck's day it was saved (``created``); on the same day the list that first appeared latest first."""
+        added = TruncDate("created")
+        return self.annotate(newest_date=Coalesce("last_seen", added),
+                             newest_since=Coalesce("first_seen", added)).order_by("-newest_date", "-newest_since", "-id")
+
     def owned_by(self, user=None, guest: str | None = None):
         """A person's own decks: a signed-in ``user``'s, else the guest session ``guest``'s (none without one)."""
         if user is not None and user.is_authenticated:
@@ -168,6 +177,12 @@ class Deck(models.Model):
     @property
     def title(self):
         return str(self)
+
+    @property
+    def seen_or_added(self):
+        """The date a deck list shows and sorts "newest" by (``DeckQuerySet.newest``): the corpus deck's last
+        tournament, else the day it was saved."""
+        return self.last_seen or timezone.localdate(self.created)
 
     def is_owned_by(self, user=None, guest: str | None = None) -> bool:
         """Whether this is the signed-in ``user``'s deck, or the guest session ``guest``'s."""

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from decks import panels
 from decks.analysis import deck_groups
 from decks.core.cards import mana_symbols
+from decks.core.decklist import shown_errors
 from decks.core.export import to_arena, to_mtgo
 from decks.core.rules import FORMATS, normalize_format
 from decks.forms import DeckImportForm, import_deck, saved_by
@@ -25,7 +26,7 @@ from mtgsite import limits
 from mtgsite.guests import guest_key
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
-DECK_SORTS = {"popularity": ("-occurrences", "-id"), "newest": ("-id",)}
+DECK_SORTS = {"popularity": lambda decks: decks.order_by("-occurrences", "-id"), "newest": lambda decks: decks.newest()}
 DECK_PAGE_SIZE = 30
 MAX_APPEARANCES = 20
 MAX_CARD_DECKS = 10
@@ -36,7 +37,7 @@ def home(request):
     return render(request, "decks/home.html", {
         "counts": {"cards": Card.objects.count(), "sets": CardSet.objects.count(),
                    "decks": Deck.objects.listed().count()},
-        "recent_decks": Deck.objects.listed().order_by("-id")[:5],
+        "recent_decks": Deck.objects.listed().newest()[:5],
         "formats": FORMATS,
     })
 
@@ -109,7 +110,8 @@ def deck_import(request):
         form = DeckImportForm()
     line_errors = [{"line": e.line_no, "text": e.line, "message": e.message, "suggestions": e.suggestions} for e in errors]
     summary = f"{len(errors)} line{'s' if len(errors) != 1 else ''} could not be read."
-    return render(request, "decks/deck_import.html", {"form": form, "line_errors": line_errors, "errors_summary": summary})
+    return render(request, "decks/deck_import.html", {"form": form, "line_errors": shown_errors(line_errors),
+                                                      "errors_summary": summary})
 
 
 @require_GET
@@ -137,7 +139,7 @@ def deck_page(request, decks, mine: bool):
     if sort not in DECK_SORTS:
         notes.append(f"Unknown sort {sort[:40]!r}; newest decks first.")
         sort = "newest"
-    page, page_note = paginate(request, decks.order_by(*DECK_SORTS[sort]), DECK_PAGE_SIZE)
+    page, page_note = paginate(request, DECK_SORTS[sort](decks), DECK_PAGE_SIZE)
     if page_note:
         notes.append(page_note)
     return render(request, "decks/deck_list.html", {

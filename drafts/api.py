@@ -25,10 +25,11 @@ class SetSerializer(serializers.Serializer):
     name = serializers.CharField()
     cards = serializers.IntegerField()
     booster = serializers.ChoiceField(choices=["play", "classic", "cube"])
+    part_of = serializers.CharField(allow_blank=True, help_text="a bonus sheet: the set whose boosters it is drafted in")
 
 
 class SetListView(SiteApi, APIView):
-    @extend_schema(responses={200: SetSerializer(many=True)}, description="Sets whose boosters can be drafted.")
+    @extend_schema(responses={200: SetSerializer(many=True)}, description="Sets whose boosters can be drafted: newest first, each bonus sheet after its set, then the cubes.")
     def get(self, request):
         return Response(services.draftable_sets())
 

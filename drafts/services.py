@@ -14,11 +14,11 @@ from typing import Sequence
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from decks.core.decklist import Entry, ParsedDeck
-from decks.core.setnames import set_label, set_name
+from decks.core.setnames import set_name
 from decks.models import CardSet, Printing
 from decks.services import catalogue_version, save_parsed_deck
 from drafts.bots import ratings as R
@@ -29,6 +29,7 @@ from drafts.bots.draftsim import DraftsimBot
 from drafts.core.cards import BASIC_LANDS, DraftCard, DraftError, SetList
 from drafts.core.deckbuild import build_deck
 from drafts.core.pod import DraftPod, simulate
+from drafts.core.sets import DraftableSet, arrange, bonus_sheet_of
 from drafts.models import Draft, DraftPick, DraftSeat
 from ml.models import ModelVersion
 from ml.registry import load_version
@@ -56,19 +57,53 @@ def data_path(*parts: str) -> Path:
 # --- sets ------------------------------------------------------------------------------------------------
 
 def draftable_sets() -> list[dict]:
-    """Sets whose boosters can be opened: code, name, booster kind, card count."""
-    rows = (CardSet.objects.annotate(n=Count("printings", filter=Q(printings__is_booster=True)))
-            .filter(n__gte=20).order_by("-release_date", "code").values("code", "name", "set_type", "n"))
-    out = []
-    for r in rows:
-        out.append({"code": r["code"], "name": set_name(r["code"], r["name"]) or r["code"], "cards": r["n"],
-                    "booster": booster_kind(r["code"], r["set_type"])})
-    return out
+    """Sets whose boosters can be opened, newest first with each bonus sheet after its set, then the cubes
+    (``drafts.core.sets``): code, name, booster kind, card count, and the set a bonus sheet is drafted in."""
+    return [{"code": s.code, "name": s.name or s.code, "cards": s.cards, "booster": s.booster,
+             "part_of": s.part_of} for _, group in _arranged_sets() for s in group]
 
 
-def set_choices() -> list[tuple[str, str]]:
-    """The draftable sets as form choices: (code, 'Bloomburrow (BLB)')."""
-    return [(s["code"], set_label(s["code"], s["name"])) for s in draftable_sets()]
+def set_choices() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The draftable sets as grouped form choices: [('Sets, newest first', [(code, 'Bloomburrow (BLB)'), ...]), ...]."""
+    return [(group, [(s.code, s.label) for s in sets]) for group, sets in _arranged_sets()]
+
+
+def _arranged_sets() -> list[tuple[str, list[DraftableSet]]]:
+    rows = tuple(CardSet.objects.annotate(
+        n=Count("printings", filter=Q(printings__is_booster=True)),
+        first_id=Min("printings__arena_id", filter=Q(printings__is_booster=True)),
+        listed=Count("printings", filter=Q(printings__position__isnull=False)),
+    ).filter(n__gte=20).order_by("code").values_list("code", "name", "set_type", "n", "first_id", "listed"))
+    release, part_of = _cached(("set-relations", catalogue_version(), rows), lambda: _set_relations(rows))
+    return arrange([DraftableSet(code=code, name=set_name(code, name), cards=n, booster=booster_kind(code, set_type),
+                                 release=release.get(code), part_of=part_of.get(code, ""))
+                    for code, name, set_type, n, _first, _listed in rows])
+
+
+def _set_relations(rows) -> tuple[dict[str, int | None], dict[str, str]]:
+    """Each draftable set's release key and the set each bonus sheet is drafted in, from the printings. The key is
+    the set's first booster Arena id; a set without one (an Arena-only set known from its draft list) takes its
+    bonus sheet's (they come out together), else the newest Arena id its cards have in any set."""
+    release = {code: first for code, _n, _t, _c, first, _l in rows}
+    cubes = frozenset(code for code, _n, set_type, *_ in rows if booster_kind(code, set_type) == "cube")
+    listed = [code for code, *_, n_listed in rows if n_listed]
+    draft_lists: dict[str, set] = {code: set() for code in listed}
+    for code, card_id in Printing.objects.filter(card_set__code__in=listed, position__isnull=False).values_list(
+            "card_set__code", "card_id"):
+        draft_lists[code].add(card_id)
+    booster_cards: dict[str, set] = {code: set() for code, *_ in rows if code not in draft_lists}
+    for code, card_id in Printing.objects.filter(card_set__code__in=list(booster_cards), is_booster=True).values_list(
+            "card_set__code", "card_id"):
+        booster_cards[code].add(card_id)
+    part_of = bonus_sheet_of(booster_cards, draft_lists, release, cubes)
+    for code in [code for code, first in release.items() if first is None]:
+        sheets = [release[sheet] for sheet, host in part_of.items() if host == code and release.get(sheet) is not None]
+        if sheets:
+            release[code] = min(sheets)
+        else:
+            cards = Printing.objects.filter(card_set__code=code).values("card_id")
+            release[code] = Printing.objects.filter(card_id__in=cards).aggregate(newest=Max("arena_id"))["newest"]
+    return release, part_of
 
 
 def booster_kind(code: str, set_type: str = "") -> str:

@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from ml import kinds, registry, training
+from ml.metric_labels import metric_label
 from ml.models import ModelVersion, TrainingRun
 from ml.safetensors_check import UploadRejected
 from ml.tasks import cancel, enqueue_evaluation, enqueue_training
@@ -77,7 +78,8 @@ class UploadForm(forms.Form):
 
 
 def version_groups():
-    """[(kind label, scope, versions, metric columns, rows)] with the union of flattened metric keys."""
+    """[(kind label, scope, versions, metric columns, rows)] with the union of flattened metric keys; each column
+    carries its key and its heading in words (ml.metric_labels)."""
     groups = OrderedDict()
     for v in ModelVersion.objects.order_by("kind", "scope", "-version"):
         groups.setdefault((v.kind, v.scope), []).append(v)
@@ -94,7 +96,8 @@ def version_groups():
             refs = registry.references(v)
             rows.append({"v": v, "cells": [_fmt(flat.get(k)) for k in columns], "refs": refs,
                          "deletable": not v.active and not refs})
-        out.append({"kind": kind, "label": kinds.label(kind), "scope": scope, "columns": columns, "rows": rows,
+        out.append({"kind": kind, "label": kinds.label(kind), "scope": scope, "rows": rows,
+                    "columns": [{"key": k, "label": metric_label(k)} for k in columns],
                     "active": next((v for v in versions if v.active), None)})
     return out
 

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from decks.analysis import deck_groups
 from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MAX_COLLECTION_TEXT, MAX_TEXT, MODELS,
                                       CompletionRequestError, create_job, job_payload, parse_request, user_counts)
+from decks.core.decklist import shown_errors
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
@@ -76,7 +77,7 @@ def completion_form(request):
                 return redirect("completion-job", job_id=job.pk)
     else:
         form = CompletionForm()
-    return render(request, "decks/completion_form.html", {"form": form, "errors": errors})
+    return render(request, "decks/completion_form.html", {"form": form, "errors": shown_errors(errors) if errors else None})
 
 
 @require_GET

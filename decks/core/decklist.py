@@ -13,11 +13,13 @@ from enum import Enum
 
 from .names import CardIndex
 
-__all__ = ["Entry", "ParsedDeck", "LineError", "ParseResult", "parse_decklist", "MAX_COUNT", "MAX_LINE_LENGTH"]
+__all__ = ["Entry", "ParsedDeck", "LineError", "ParseResult", "parse_decklist", "shown_errors", "MAX_COUNT",
+           "MAX_LINE_LENGTH", "SHOWN_ERRORS"]
 
 MAX_COUNT = 250          # copies of one card on one line (Relentless Rats decks stay well below)
 MAX_LINE_LENGTH = 500    # longest card name is ~140 characters
 MAX_SUGGESTED_LINES = 50  # fuzzy suggestions are computed for this many distinct unknown names at most
+SHOWN_ERRORS = 10        # a page lists this many errors, then says how many more and on which lines
 
 
 @dataclass(frozen=True)
@@ -347,3 +349,26 @@ def parse_decklist(text: str, index: CardIndex, max_lines: int = 1000) -> ParseR
     parser = _Parser(index)
     deck = parser.parse(lines)
     return ParseResult(deck=deck, errors=parser.errors)
+
+
+def _line_ranges(numbers: list[int], most: int = 6) -> str:
+    """'11–40, 42, 45–500' for those line numbers; after ``most`` ranges, '…'."""
+    ranges: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if ranges and n == ranges[-1][1] + 1:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    text = [f"{a}–{b}" if b > a else str(a) for a, b in ranges[:most]]
+    return ", ".join(text) + (", …" if len(ranges) > most else "")
+
+
+def shown_errors(errors: list[dict], limit: int = SHOWN_ERRORS) -> dict:
+    """What a page shows of a list of errors (dicts with ``line``): the first ``limit``, how many more there are,
+    and on which lines ('on lines 11–500'), so that a pasted page of garbage keeps its form in view."""
+    rest = errors[limit:]
+    lines = [e["line"] for e in rest if e.get("line")]
+    where = ""
+    if lines:
+        where = f"on line {lines[0]}" if len(set(lines)) == 1 else f"on lines {_line_ranges(lines)}"
+    return {"errors": errors[:limit], "more": len(rest), "more_where": where, "total": len(errors)}

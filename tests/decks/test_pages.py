@@ -309,6 +309,47 @@ def test_deck_list_filters_and_sorts(client, catalogue):
     assert f'href="/decks/{modern.pk}/"' in html and pauper.pk
 
 
+def test_newest_decks_are_the_ones_seen_or_saved_last_whatever_their_ids(client, catalogue, django_user_model):
+    """As the corpus import stores them (issue 35): ids follow the file, not the dates. "Newest" is the date the list
+    shows: a corpus deck's last tournament, a person's deck's day it was saved; on one day the newer list first."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    owner = django_user_model.objects.create_user("liliana", password="pw-123456")
+
+    def deck(name, last=None, first=None, saved=None):
+        row = Deck.objects.create(name=name, format="modern", list_hash=name, public=True, occurrences=2,
+                                  source="corpus" if last else "user", owner=None if last else owner,
+                                  first_seen=first or last, last_seen=last)
+        if saved:
+            Deck.objects.filter(pk=row.pk).update(created=timezone.make_aware(dt.datetime.combine(saved, dt.time(9))))
+        return row
+
+    today = timezone.localdate()
+    for row in (deck("Long-lived list", dt.date(2026, 7, 14), dt.date(2024, 2, 1)),
+                deck("Saved today"),
+                deck("Old list", dt.date(2025, 4, 12)),
+                deck("New list", dt.date(2026, 7, 14), dt.date(2026, 7, 10)),
+                deck("Saved last year", saved=dt.date(2025, 6, 1)),
+                deck("Mid list", dt.date(2026, 1, 20))):
+        assert row.pk
+    expected = ["Saved today", "New list", "Long-lived list", "Mid list", "Saved last year", "Old list"]
+    html = client.get(reverse("deck-list")).content.decode()
+    assert [html.index(name) for name in expected] == sorted(html.index(name) for name in expected), html
+    shown = re.findall(r'<time datetime="([0-9-]+)">([^<]+)</time>', html)
+    assert [text for _, text in shown] == [today.isoformat(), "2026-07-14", "2026-07-14", "2026-01-20", "2025-06-01",
+                                           "2025-04-12"]  # one format throughout
+    assert all(attr == text for attr, text in shown)
+    assert re.findall(r'<time datetime="([0-9-]+)"', client.get(reverse("deck-list"), {"sort": "newest"}).content.decode()) \
+        == [attr for attr, _ in shown]
+    home = client.get(reverse("home")).content.decode()
+    assert [home.index(name) for name in expected[:5]] == sorted(home.index(name) for name in expected[:5])
+    client.force_login(owner)
+    mine = client.get(reverse("my-decks")).content.decode()
+    assert mine.index("Saved today") < mine.index("Saved last year")
+
+
 @pytest.mark.parametrize("style", ["arena", "mtgo"])
 def test_export_round_trips_through_the_parser(client, catalogue, style):
     deck = _import(client, GOOD_LIST, name="Boros Burn")
@@ -342,7 +383,7 @@ def test_corpus_deck_page_shows_appearances_and_unresolved(client, catalogue):
                                       event=f"Challenge {i}", result=f"{i}-0")
     html = client.get(reverse("deck-detail", args=[deck.pk])).content.decode()
     assert "7 times" in html
-    assert "Jan. 2, 2020" in html and "March 4, 2021" in html
+    assert "2020-01-02" in html and "2021-03-04" in html and "2021-01-25" in html  # one date format, as in the lists
     assert "Challenge 24" in html and "Challenge 0" not in html  # latest 20 of 25
     assert "latest 20 of 25" in html
     assert "Mystery Card" in html

@@ -24,6 +24,17 @@ def new_page(browser):
     return context, page
 
 
+def open_pod(page, server: str, seats: int, name: str, consent: str = "yes", set_code: str = "TST") -> None:
+    """Fill /drafts/play/'s form and create the pod: the page is then the pod's, its host's seat taken."""
+    page.goto(f"{server}/drafts/play/")
+    page.select_option("select[name=set_code]", set_code)
+    page.fill("input[name=seats]", str(seats))
+    page.fill("input[name=display_name]", name)
+    page.check(f"input[name=consent][value={consent}]")
+    page.click("#pod-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/drafts/pods/[0-9a-f-]{36}/$"))
+
+
 def pick_once(page) -> bool:
     """Click the first pickable card, if there is one now. True when the page shows the draft is done."""
     if page.locator("#done").is_visible():
@@ -49,13 +60,7 @@ def test_two_people_draft_against_bots_and_build_a_deck(daphne_server, browser):
     host_ctx, host = new_page(browser)
     guest_ctx, guest = new_page(browser)
     try:
-        host.goto(f"{daphne_server}/drafts/play/")
-        host.select_option("select[name=set_code]", "TST")
-        host.fill("input[name=seats]", "4")
-        host.fill("input[name=display_name]", "Ana")
-        host.check("input[name=consent][value=yes]")
-        host.click("#pod-form button[type=submit]")
-        host.wait_for_url(re.compile(r"/drafts/pods/[0-9a-f-]{36}/$"))
+        open_pod(host, daphne_server, 4, "Ana")
         expect(host.locator("#conn")).to_have_text("live")
         invite = host.input_value("#share-link")
 

@@ -22,6 +22,39 @@ def test_set_list_from_catalogue_keeps_list_order_and_drops_guests(draft_set):
     assert s.card("TST R common 0").colors == "R"
 
 
+def test_set_pickers_order_sets_as_released_and_name_bonus_sheets_from_the_printings(db):
+    """As import_sets stores them: 17Lands sets with Arena ids and no release date, a draft list (positions) for the
+    premier sets that holds their bonus sheet's cards too, an Arena-only set with a list and no ids, MTGJSON's M19."""
+    from decks.models import Card, CardSet, Printing
+    from drafts.services import draftable_sets, set_choices
+
+    def card_set(code, name="", first_id=None, cards=None, listed=False, also_listed=(), release=None):
+        row = CardSet.objects.create(code=code, name=name, release_date=release)
+        names = cards or [f"{code} card {i}" for i in range(24)]
+        for i, n in enumerate([*names, *also_listed]):
+            card = Card.objects.get_or_create(name=n, defaults={"name_key": n.lower(), "front_name": n})[0]
+            own = i < len(names)
+            Printing.objects.create(card=card, card_set=row, rarity="common", is_booster=own,
+                                    arena_id=first_id + i if own and first_id else None,
+                                    position=i if listed else None)
+        return names
+
+    mar = card_set("MAR", "", 105205, cards=[f"Reprint {i}" for i in range(20)])  # a bonus sheet: no list of its own
+    card_set("MSH", "Marvel Super Heroes", 104892, listed=True, also_listed=mar)
+    card_set("DOM", "Dominaria", 67106)
+    card_set("GRN", "Guilds of Ravnica", 68462)
+    card_set("M19", "Core Set 2019", 67682, release="2018-07-13")
+    omb = card_set("OMB", "", 98013, cards=[f"Omen reprint {i}" for i in range(20)])
+    card_set("OM1", "Through the Omenpaths", None, listed=True, also_listed=omb)  # no Arena ids: dated by its sheet
+    card_set("SPM", "Marvel's Spider-Man", 97814)
+    labels = [label for _, options in set_choices() for _, label in options]
+    assert labels == ["Marvel Super Heroes (MSH)", "Marvel Super Heroes bonus sheet (MAR)",
+                      "Through the Omenpaths (OM1)", "Through the Omenpaths bonus sheet (OMB)",
+                      "Marvel's Spider-Man (SPM)", "Guilds of Ravnica (GRN)", "Core Set 2019 (M19)", "Dominaria (DOM)"]
+    assert {s["code"]: s["part_of"] for s in draftable_sets()} == {
+        "MAR": "MSH", "OMB": "OM1", "MSH": "", "DOM": "", "GRN": "", "M19": "", "OM1": "", "SPM": ""}
+
+
 def test_unknown_set_is_a_clear_error(db):
     from drafts.services import set_list
 

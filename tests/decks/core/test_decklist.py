@@ -417,3 +417,18 @@ def test_never_raises_with_small_max_lines(text: str, max_lines: int) -> None:
     result = parse(text, max_lines=max_lines)
     assert isinstance(result, ParseResult)
     assert result.ok or result.errors
+
+
+def test_a_page_shows_the_first_errors_and_says_how_many_more_and_where():
+    from decks.core.decklist import SHOWN_ERRORS, shown_errors
+
+    errors = [{"line": n, "message": f"Unknown card on {n}"} for n in range(1, 501)]
+    shown = shown_errors(errors)
+    assert shown["errors"] == errors[:SHOWN_ERRORS] and SHOWN_ERRORS == 10
+    assert (shown["more"], shown["more_where"], shown["total"]) == (490, "on lines 11–500", 500)
+    gaps = [{"line": n} for n in (*range(1, 11), 12, 13, 14, 20, 31)] + [{"line": None}]
+    assert shown_errors(gaps)["more_where"] == "on lines 12–14, 20, 31" and shown_errors(gaps)["more"] == 6
+    assert shown_errors(errors[:10])["more"] == 0 and shown_errors(errors[:11])["more_where"] == "on line 11"
+    scattered = [{"line": n} for n in range(1, 60, 2)]  # 20 lines left, each its own range: the first few, then …
+    assert shown_errors(scattered)["more_where"] == "on lines 21, 23, 25, 27, 29, 31, …"
+    assert shown_errors([{"line": None, "message": "too long"}] * 12)["more_where"] == ""
