@@ -183,6 +183,11 @@
     return rec && view && advice.revision === view.revision ? rec : null;
   }
   function offered(key) { return !!view && view.actions.some((a) => a.key === key); }
+  // An advice row or the recommendation by the words of its button: interchangeable copies by their shared text.
+  function said(key, label) {
+    const a = view && view.actions.find((x) => x.key === key);
+    return a && a.group ? a.group : label;
+  }
 
   function renderLog() {
     const list = $("log");
@@ -225,7 +230,7 @@
     body.hidden = false;
     $("advice-status").textContent = advice.done ? "Done" + (rec.forced ? " (the only legal action)" : "") : (rec.vote ? "Thinking… (updates as the copies vote)" : "Thinking… (updates as the search deepens)");
     $("advice-status").dataset.done = advice.done ? "yes" : "no";
-    $("advice-action").textContent = rec.action.label;
+    $("advice-action").textContent = said(rec.action.key, rec.action.label);
     const play = $("advice-play");
     // "Play it" only for this decision's advice, an action still offered, nothing else on its way
     play.hidden = !rec.playable || !!pending || !view.your_decision || !offered(rec.action.key);
@@ -245,7 +250,7 @@
       const tr = el("tr", {"class": a.key === rec.action.key ? "best" : ""});
       hoverLights(tr, named[a.key]);
       const share = a.share === null || a.share === undefined ? "–" : Math.round(a.share * 100) + "% (" + a.votes + ")";
-      tr.append(el("td", {}, a.label), el("td", {"class": "vote-share"}, share),
+      tr.append(el("td", {}, said(a.key, a.label)), el("td", {"class": "vote-share"}, share),
         el("td", {}, a.visits === null || a.visits === undefined ? "–" : String(a.visits)),
         el("td", {}, a.value === null || a.value === undefined ? "–" : a.value.toFixed(3)));
       return tr;

@@ -12,7 +12,11 @@ It spends copies where they matter: the copies are asked ``workers`` at a time (
 while it searches, so threads use every core); it stops once ``settle`` copies all agree, or once the leader
 cannot be caught by the copies left, or (``EnsembleConfig.seconds``, a wall budget) once another batch as slow
 as the slowest so far would overrun the budget, but never before ``min_copies`` copies were counted (or every
-copy asked: the ones the engine refuses do not count), so a vote never rests on two copies; ties go to the engine's evaluation of the position after each tied
+copy asked: the ones the engine refuses do not count), so a vote never rests on two copies. Under a wall budget
+the first ``min_copies`` copies are asked at once: the engine's search stops at its own 1.5 s wall-clock cap, so
+two batches of two each at the cap took twice that (a loaded machine, a second game advising), one batch of four
+takes it once, each search getting less of the CPU instead; without a budget (the benches' ensemble players)
+batches stay ``workers`` wide, never more searches at once than asked for. Ties go to the engine's evaluation of the position after each tied
 action (on the first copy; or, ``tie_break="copies"``, its mean over the copies that chose it, taken as they were
 asked, which costs no load). Equivalent actions (two copies of one card in hand) are one candidate
 (``search.pruning.signature``).
@@ -253,16 +257,18 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
     first_choice: dict[str, Action] = {}  # signature -> the real game's action the copies named first
     played_values: dict[str, list[float]] = {}  # signature -> evaluations after it on the copies that chose it
     vote = Vote(None, [])
-    pool = _pool(config.workers)
+    floor = min(config.min_copies, config.copies)  # copies counted before the wall budget may stop the vote
+    first = max(config.workers, floor) if config.seconds is not None else config.workers  # the first batch
+    pool = _pool(first)
     asked = 0
     slowest = 0.0
     while asked < config.copies:
-        if (config.seconds is not None and asked and sum(votes.values()) >= min(config.min_copies, config.copies)
+        if (config.seconds is not None and asked and sum(votes.values()) >= floor
                 and time.perf_counter() - started + slowest > config.seconds):
             vote.out_of_time = True
             break
         batch_started = time.perf_counter()
-        batch = seeds[asked:asked + config.workers]
+        batch = seeds[asked:asked + (first if not asked else config.workers)]
         asked += len(batch)
         after = config.tie_break == "copies"
         for copy, chosen, seconds, value, played in pool.map(
