@@ -1,7 +1,7 @@
 """Game speed: engine decisions and rollouts per second per core, advice latency, root-parallel scaling.
 
     python -m bench.game_speed [--positions 12] [--level vote] [--baseline search:default] [--procs 1 2 4]
-        [--scaling-seconds 4] [--parts latency]
+        [--scaling-seconds 4] [--parts latency concurrent]
 
 - decisions/s: whole games played by the engine's AI at each level (both seats), decisions per
   CPU-second of one process; and the SearchPlayer at --level, its own decisions per CPU-second.
@@ -12,6 +12,10 @@
   plus forced decisions; beside it --baseline (``search:default``, the advisor's default before the ensemble)
   on the same positions, alternating, with the ratios; for a vote level the copies asked, splits, searches,
   fallbacks and the engine calls cut off at its 1.5 s cap; the load average as it ran (a shared machine).
+- concurrent advice: two games advised at the same time, as two games' advice tasks run on the site (two
+  processes, each ``advisor.advise`` at --level over every sample position, one in order and one in reverse,
+  started together): wall-clock p50/p95/max of every piece of advice, the copies counted, the calls cut off at
+  the engine's cap; the advisor's promise is p95 <= 3 s with a second game's advice running.
 - scaling: simulations per second of ``recommend`` with 1, 2, 4 processes (root parallelism) at a
   fixed time budget. This machine has os.cpu_count() cores; more processes than cores cannot scale.
 
@@ -37,7 +41,8 @@ from bench.harness.paths import RESULTS, command
 from bench.harness.report import write_result
 
 
-PARTS = ["copy", "engine", "rollouts", "latency", "scaling"]
+PARTS = ["copy", "engine", "rollouts", "latency", "concurrent", "scaling"]
+CONCURRENT_P95_TARGET = 3.0  # seconds: advice p95 with a second game's advice running (issue 34)
 
 
 def pct(values, q):
@@ -244,6 +249,42 @@ def latency(positions, level: str, baseline: str | None = None) -> dict:
     return out
 
 
+def _advise_all(positions, level: str, reverse: bool, barrier) -> list[dict]:
+    """One game's advisor in its own process: every sample position in turn (reversed for the second game), after
+    both processes are ready."""
+    eng = fixtures.engine()
+    order = list(range(len(positions)))[::-1 if reverse else 1]
+    barrier.wait()
+    return [{**_advice_once(eng, positions[i], level, 1000 * reverse + i), "position": i, "game": int(reverse)}
+            for i in order]
+
+
+def concurrent_latency(positions, level: str) -> dict:
+    """Advice latency at ``level`` with two games advising at once (two processes, like two Celery workers or
+    two threads of the embedded stack's server, each advising its game), over every sample position each."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # the engine is native code: no fork after it is loaded
+    load = [round(os.getloadavg()[0], 2)]
+    with context.Manager() as manager, ProcessPoolExecutor(2, mp_context=context) as pool:
+        barrier = manager.Barrier(2)
+        started = time.perf_counter()
+        futures = [pool.submit(_advise_all, positions, level, reverse, barrier) for reverse in (False, True)]
+        runs = [r for f in futures for r in f.result()]
+        wall = time.perf_counter() - started
+    load.append(round(os.getloadavg()[0], 2))
+    for r in runs:
+        print(f"  concurrent advice game {r['game']} position {r['position'] + 1:>2}: {r['wall']:.2f}s wall"
+              + (f", {r['copies']} copies, {r['cut_off']} cut off" if "copies" in r else ""), flush=True)
+    out = _latency_summary(level, runs, [])
+    for key in ("forced_decisions", "forced_p50_ms", "forced_p95_ms", "first_progress_p50_seconds"):
+        out.pop(key, None)
+    out.update(games=2, pieces_of_advice=len(runs), wall_seconds=round(wall, 1), target_p95_seconds=CONCURRENT_P95_TARGET,
+               meets_target=out["p95_seconds"] <= CONCURRENT_P95_TARGET, load_average_1min=load, cores=os.cpu_count())
+    return out
+
+
 def scaling(positions, procs, seconds: float) -> dict:
     from gameplay.core.search.advisor import recommend
     from gameplay.core.search.parallel import shutdown_pools
@@ -335,6 +376,12 @@ def main() -> int:
             b = lat["baseline"]
             print(f"baseline ({baseline}): p50 {b['p50_seconds']}s, p95 {b['p95_seconds']}s; ratio p50 "
                   f"{lat['p50_ratio_to_baseline']}, p95 {lat['p95_ratio_to_baseline']}", flush=True)
+    if "concurrent" in args.parts:
+        report["concurrent_advice"] = concurrent_latency(positions, args.level)
+        con = report["concurrent_advice"]
+        print(f"advice latency ({args.level}), two games at once: p50 {con['p50_seconds']}s, p95 {con['p95_seconds']}s, "
+              f"max {con['max_seconds']}s (target p95 <= {CONCURRENT_P95_TARGET}s: "
+              f"{'met' if con['meets_target'] else 'missed'})", flush=True)
     if "scaling" in args.parts:
         load_before = os.getloadavg()[0]
         report["scaling"] = scaling(positions[: max(2, len(positions) // 3)], args.procs, args.scaling_seconds)

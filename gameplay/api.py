@@ -223,6 +223,22 @@ class GameView(SiteApi, APIView):
             return _error(exc)
 
 
+class GameConcedeView(SiteApi, APIView):
+    @extend_schema(
+        request=None, responses={200: dict, 404: ApiErrorsSerializer, 409: ApiErrorsSerializer, 500: ApiErrorsSerializer},
+        description="Concede your game: it ends at once, the AI wins, and it can be reviewed. The view that comes "
+                    "back (and every socket of the game) shows the board as it stood when you conceded. Not your "
+                    "game or unknown: 404; already finished: 409; nothing is written on a refusal.")
+    def post(self, request, game_id):
+        try:
+            row = _owned(request, game_id)
+            outcome = session.concede(row.pk, row.human_seat)
+        except PlayError as exc:
+            return _error(exc)
+        session.publish_sync(outcome)
+        return Response(_body(request, row, outcome.view))
+
+
 class GameActionView(SiteApi, APIView):
     @extend_schema(
         request=dict, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer, 409: ApiErrorsSerializer,

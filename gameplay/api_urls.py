@@ -1,7 +1,7 @@
 """The gameplay app's /api/ routes: games against the AI and turn advice (included under /api/ by mtgsite.urls)."""
 from django.urls import path
 
-from gameplay.api import AdviceView, GameActionView, GameCreateView, GameView, SampleDecksView
+from gameplay.api import AdviceView, GameActionView, GameConcedeView, GameCreateView, GameView, SampleDecksView
 from gameplay.review.views import GameReviewView
 
 urlpatterns = [
@@ -10,5 +10,6 @@ urlpatterns = [
     path("games/decks", SampleDecksView.as_view(), name="api-game-decks"),
     path("games/<uuid:game_id>", GameView.as_view(), name="api-game"),
     path("games/<uuid:game_id>/actions", GameActionView.as_view(), name="api-game-actions"),
+    path("games/<uuid:game_id>/concede", GameConcedeView.as_view(), name="api-game-concede"),
     path("games/<uuid:game_id>/review", GameReviewView.as_view(), name="api-game-review"),
 ]

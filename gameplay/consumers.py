@@ -29,7 +29,7 @@ from mtgsite import limits
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 8192
-CLIENT_ACTIONS = ("sync", "act", "advise", "stop", "ping")
+CLIENT_ACTIONS = ("sync", "act", "advise", "stop", "ping", "concede")
 
 
 ProtocolError = wire.ProtocolError  # the envelope checks are shared with the draft pods
@@ -136,6 +136,8 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             task.add_done_callback(self.acts.discard)
         elif action == "advise":
             await self._advise(msg)
+        elif action == "concede":
+            await self._concede()
         elif action == "stop":
             if self.ticket:
                 await _own_thread(session.cancel_advice)(self.game_id, only=self.ticket)
@@ -159,6 +161,22 @@ class GameConsumer(AsyncJsonWebsocketConsumer):
             await self._error("the server failed on this action; nothing was changed", code=500, client_action_id=cid)
             return
         await self.send_json({"v": PROTOCOL_VERSION, "type": "acted", **(outcome.ack or {})})
+        await session.publish(self.channel_layer, outcome)
+
+    async def _concede(self):
+        """The person concedes: every socket of the game gets the finished view (its final board, the review link)."""
+        try:
+            seat = await _own_thread(self._seat)()
+            outcome = await _own_thread(session.concede)(self.game_id, seat)
+        except PlayError as exc:
+            await self._error(str(exc), code=exc.code, context="concede")
+            if exc.code != 404:
+                await self._send_view()
+            return
+        except Exception:  # an unexpected failure must not take the socket down
+            log.exception("concession of game %s failed", self.game_id)
+            await self._error("the server failed to concede; nothing was changed", code=500, context="concede")
+            return
         await session.publish(self.channel_layer, outcome)
 
     def _publish_provisional(self, view: dict) -> None:

@@ -61,6 +61,9 @@ class PlayedGame(models.Model):
                              help_text="every move applied since the deal, [seat, action key], in order: the game "
                                        "is rebuilt from them when the engine cannot read its own stored state")
     advice = models.JSONField(null=True, blank=True, help_text="the last finished advice: {revision, ...}")
+    final_board = models.JSONField(null=True, blank=True,
+                                   help_text="each seat's observation of the board as it stood when the game ended, "
+                                             "before the engine's clean-up exiled the loser's cards: {seat: board}")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 
 from django import forms
+from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from mtgsite import limits
 from mtgsite.guests import guest_key
@@ -102,3 +103,20 @@ def game_page(request, game_id):
         "game": row, "initial": view, "error": error, "ws_path": f"/ws/games/{row.pk}/",
         "levels": choice.advice_levels(), "algorithms": choice.search_algorithms(),
     })
+
+
+@require_POST
+def concede_page(request, game_id):
+    """Concede a game from its page or from the games list (a game left unfinished), then show it: its final board
+    and the link to its review. Not yours or unknown: 404; a finished game is shown as it is; nothing is written
+    on a refusal."""
+    row = PlayedGame.objects.filter(pk=game_id).first()
+    if row is None or not session.owns(row, request.user, guest_key(request)):
+        raise Http404("no such game (or it is not yours)")
+    try:
+        outcome = session.concede(row.pk, row.human_seat)
+    except PlayError as exc:  # over already (409), or the engine failed: the game is shown as it is, with why
+        messages.error(request, f"The game could not be conceded: {exc}")
+    else:
+        session.publish_sync(outcome)
+    return redirect("game", game_id=row.pk)

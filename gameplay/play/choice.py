@@ -12,6 +12,7 @@ from django.conf import settings
 
 from decks.models import Deck
 from gameplay import carddb
+from gameplay.core.matches.players import describe_player
 from gameplay.core.search.advisor import LEVELS
 from gameplay.core.search.advisor import advice_levels as advisor_levels
 from gameplay.core.engine.adapter import DIFFICULTIES
@@ -20,18 +21,9 @@ from gameplay.core.search.algorithms import ALGORITHMS
 from gameplay.play import PlayError
 
 MIN_DECK, MAX_DECK = 40, 250
-OPPONENTS = [
-    ("engine:VeryEasy", "Engine AI · very easy"),
-    ("engine:Easy", "Engine AI · easy"),
-    ("engine:Medium", "Engine AI · medium"),
-    ("engine:Hard", "Engine AI · hard"),
-    ("engine:VeryHard", "Engine AI · very hard"),
-    ("search:fast", "Our search · fast"),
-    ("search:default", "Our search · default"),
-    ("search:strong", "Our search · strong"),
-    ("search:learned", "Our search · learned leaf"),
-    ("random", "Random legal moves"),
-]
+OPPONENTS = [(spec, describe_player(spec)) for spec in (
+    "engine:VeryEasy", "engine:Easy", "engine:Medium", "engine:Hard", "engine:VeryHard",
+    "search:fast", "search:default", "search:strong", "search:learned", "random")]
 
 
 class DeckProblem(PlayError):
@@ -149,7 +141,8 @@ def opponent_choices() -> list[tuple[str, str]]:
 
 
 def opponent_label(spec: str) -> str:
-    return dict(OPPONENTS).get(spec, spec)
+    """An opponent's spec as a person reads it ("Engine AI, Very Hard")."""
+    return describe_player(spec)
 
 
 def search_levels() -> tuple[str, ...]:

@@ -114,13 +114,27 @@ def _log_entries(raw: list[tuple], row: PlayedGame, state: dict) -> list[dict]:
     return log_entries(raw, row.human_seat, state, last_turn)
 
 
+def _action_view(action: Action, seat: int) -> dict:
+    """An offered action as the person sees it: its label (and its interchangeable copies' shared ``group``) from
+    their side ("the AI's", "you"), and the ``objects`` it names (the page lights them up on hover)."""
+    out = {k: v for k, v in action.to_dict().items() if k != "seat"}
+    out["label"] = humanize(action.label, seat)
+    if action.group is not None:
+        out["group"] = humanize(action.group, seat)
+    return out
+
+
 def view_of(row: PlayedGame, game: Game | None = None) -> dict:
-    """Everything the person (``row.human_seat``) may see now: built from their observation only."""
-    game = game if game is not None else load_game(row)
+    """Everything the person (``row.human_seat``) may see now: built from their observation only. A finished game
+    shows the board as it stood when it ended (``row.final_board``, kept before the engine's clean-up)."""
     seat = row.human_seat
-    obs = game.observation(seat)
-    actions = [{**{k: v for k, v in a.to_dict().items() if k != "seat"}, "label": humanize(a.label, seat)}
-               for a in game.legal_actions(seat)]
+    final = (row.final_board or {}).get(str(seat)) if row.status == "finished" else None
+    if final is not None:
+        obs, actions = final, []
+    else:
+        game = game if game is not None else load_game(row)
+        obs = game.observation(seat)
+        actions = [_action_view(a, seat) for a in game.legal_actions(seat)]
     advice = row.advice if row.advice and row.advice.get("revision") == row.revision else None
     return {
         "v": PROTOCOL_VERSION, "type": "game", "id": str(row.pk), "revision": row.revision, "status": row.status,
@@ -254,7 +268,10 @@ def _apply_ai_move(row: PlayedGame, game: Game, ai: int, chosen: Action | None) 
         raise PlayError(f"the AI has no move the rules engine accepts ({exc})", 500) from None
 
 
-def _save(row: PlayedGame, game: Game, raw: list) -> None:
+def _save(row: PlayedGame, game: Game, raw: list, conceded: bool = False) -> None:
+    """Write what was played: the state, the new log entries, the turn and, once the game is over, the result and
+    the final board (each seat's ``Game.final_observation``: the board before the engine's end-of-game clean-up;
+    ``conceded``: the person conceded); one revision on."""
     state = game.state()
     row.log = row.log + _log_entries(raw, row, state)
     row.state = json.dumps(state, separators=(",", ":"))
@@ -263,9 +280,12 @@ def _save(row: PlayedGame, game: Game, raw: list) -> None:
     if result is not None:
         winner = result.get("winner")
         row.status = "finished"
-        row.result = {"winner": winner, "you_won": winner == row.human_seat, "draw": winner is None}
-        row.log = row.log + [{"turn": row.turn, "who": "game", "kind": "GameOver",
-                              "text": "You won" if winner == row.human_seat else "Draw" if winner is None else "The AI won"}]
+        row.result = {"winner": winner, "you_won": winner == row.human_seat, "draw": winner is None,
+                      **({"conceded": True} if conceded else {})}
+        row.final_board = {str(s): game.final_observation(s) for s in (0, 1)}
+        text = ("You conceded: the AI won" if conceded else "You won" if winner == row.human_seat
+                else "Draw" if winner is None else "The AI won")
+        row.log = row.log + [{"turn": row.turn, "who": "game", "kind": "GameOver", "text": text}]
     row.revision += 1
     row.save()
 
@@ -347,7 +367,7 @@ def _read(game_id) -> PlayedGame:
     return row
 
 
-def _commit(row: PlayedGame, game: Game, raw: list) -> PlayedGame | None:
+def _commit(row: PlayedGame, game: Game, raw: list, conceded: bool = False) -> PlayedGame | None:
     """Write what was played on ``row`` (read at ``row.revision``, then played on without a lock) in one
     short locked transaction, if the stored game is still at that revision. Returns the written row,
     or None when the game changed meanwhile (nothing is written)."""
@@ -355,7 +375,7 @@ def _commit(row: PlayedGame, game: Game, raw: list) -> PlayedGame | None:
         if fresh.revision != row.revision:
             return None
         fresh.decisions, fresh.moves = row.decisions, row.moves
-        _guarded(_save, fresh, game, raw)
+        _guarded(_save, fresh, game, raw, conceded)
         GAME_CACHE.keep(fresh.pk, fresh.revision, game)
         return fresh
 
@@ -432,6 +452,34 @@ def human_action(game_id, seat: int, action, expected_revision: int | None = Non
             return Outcome(str(game_id), view_of(written, game),
                            ack={"client_action_id": client_action_id, "duplicate": False})
     raise PlayError("the game kept changing while this action was played; look again and choose", 409)
+
+
+def concede(game_id, seat: int) -> Outcome:
+    """The person concedes the game: it ends at once, the AI wins, and it can be reviewed. The board shown is
+    the one as it stood when they conceded (the engine then exiles every card of theirs). Refused, writing
+    nothing: a seat that is not theirs (403), no such game (404), a finished game (409); an engine failure
+    (500) keeps the game as it was. Like an action, it is played on a private copy and written only if no
+    other request wrote the game meanwhile (else judged again); it stops the game's running advice."""
+    for _ in range(COMMIT_TRIES):
+        row = _read(game_id)
+        if seat != row.human_seat:
+            raise PlayError(f"seat {seat} is not yours in this game", 403)
+        if row.status != "playing":
+            raise PlayError("the game is over", 409)
+        game = _game_of(row)
+        try:
+            action = game.concede(seat)
+        except IllegalAction as exc:
+            raise PlayError(f"the rules engine refused the concession ({exc})", 500) from None
+        except EnginePanic as exc:
+            raise PlayError(f"the rules engine crashed ({exc}); the game is kept as it was", 500, panic=True) from None
+        row.moves.append([seat, action.key])
+        row.decisions += 1
+        written = _commit(row, game, [], conceded=True)
+        if written is not None:
+            cancel_advice(game_id)
+            return Outcome(str(game_id), view_of(written, game))
+    raise PlayError("the game kept changing while you conceded; try again", 409)
 
 
 def resume(game_id) -> Outcome | None:

@@ -33,6 +33,7 @@
       advice = msg;
       renderAdvice();
     } else if (msg.type === "error") {
+      if (msg.context === "concede") { showError(msg.message); return; }
       if (msg.context === "advice") {
         if (!view || msg.revision === undefined || msg.revision === view.revision) {
           $("advice-status").textContent = "Advisor: " + msg.message;
@@ -47,18 +48,33 @@
   function clearPending() { pending = slot.clear(); }
 
   // --- the board ------------------------------------------------------------------------------------
+  // A card: its name and, where its controller has more than one of that name, the tag the actions name it by
+  // ("Hired Claw #2"); power/toughness, damage, counters in words. data-id: the actions naming it light it up.
   function cardNode(card) {
     const classes = ["game-card"];
     if (card.tapped) classes.push("tapped");
-    const node = el("div", {"class": classes.join(" "), "data-card": card.name, title: card.name + (card.tapped ? " (tapped)" : "")});
+    const name = card.name + (card.tag ? " #" + card.tag : "");
+    const node = el("div", {"class": classes.join(" "), "data-card": card.name, "data-id": card.id,
+      title: name + (card.tapped ? " (tapped)" : "")});
     node.append(el("span", {"class": "card-name"}, card.name));
+    if (card.tag) node.append(el("span", {"class": "card-tag"}, "#" + card.tag));
     if (card.power !== undefined && card.power !== null) {
-      node.append(el("span", {"class": "pt"}, card.power + "/" + card.toughness + (card.damage ? " · " + card.damage + " dmg" : "")));
+      node.append(el("span", {"class": "pt"}, card.power + "/" + card.toughness + (card.damage ? " · " + card.damage + " damage" : "")));
     }
-    if (card.counters && Object.keys(card.counters).length) {
-      node.append(el("span", {"class": "counters"}, Object.entries(card.counters).map(([k, v]) => v + " " + k).join(", ")));
-    }
+    if (card.counters_text) node.append(el("span", {"class": "counters"}, card.counters_text));
+    if (card.tapped) node.append(el("span", {"class": "tapped-note"}, "tapped"));
     return node;
+  }
+  // Light up the cards an action (or an advice row) names while the pointer is on it.
+  function lightUp(ids, on) {
+    (ids || []).forEach((id) => document.querySelectorAll('.game-card[data-id="' + id + '"]').forEach((c) => c.classList.toggle("lit", on)));
+  }
+  function hoverLights(node, ids) {
+    if (!ids || !ids.length) return;
+    node.addEventListener("mouseenter", () => lightUp(ids, true));
+    node.addEventListener("mouseleave", () => lightUp(ids, false));
+    node.addEventListener("focus", () => lightUp(ids, true));
+    node.addEventListener("blur", () => lightUp(ids, false));
   }
   function fillZone(node, cards, empty) {
     node.replaceChildren(...(cards.length ? cards.map(cardNode) : [el("span", {"class": "empty"}, empty)]));
@@ -86,6 +102,7 @@
     stack.replaceChildren(...board.stack.slice().reverse().map((s) =>
       el("li", {}, s.name + (s.controller === view.you ? " (yours)" : " (the AI's)"))));
     $("stack-panel").classList.toggle("has-stack", board.stack.length > 0);
+    renderResult();
     renderActions();
     renderLog();
     renderAdvice();
@@ -94,8 +111,28 @@
   function promptText() {
     const type = (view.board.prompt || {}).type || "";
     const words = {Priority: "You have priority", MulliganDecision: "Keep or mulligan", DeclareAttackers: "Declare attackers",
-      DeclareBlockers: "Declare blockers", TargetSelection: "Choose a target", GameOver: "The game is over"};
+      DeclareBlockers: "Declare blockers", TargetSelection: "Choose a target", TriggerTargetSelection: "Choose a target",
+      ChooseOneOfBranch: "Choose a mode", OrderTriggers: "Order your triggers", ScryChoice: "Scry",
+      OptionalEffectChoice: "Use an optional effect?", UnlessPayment: "Pay, or let it happen?",
+      DiscardToHandSize: "Discard down to your hand size", GameOver: "The game is over"};
     return words[type] || type.replace(/([a-z])([A-Z])/g, "$1 $2");
+  }
+
+  // The end: the result, the final board (the view's board: as it stood when the game ended) and the review
+  // link, shown as soon as the finished view arrives over the socket.
+  function renderResult() {
+    const over = view.status === "finished";
+    const r = view.result || {};
+    $("result-panel").hidden = !over;
+    $("review-link").hidden = !over;
+    $("concede-box").hidden = over;
+    if (!over) return;
+    $("result-text").textContent = r.conceded ? "You conceded: the AI won." : r.you_won ? "You won!" :
+      r.draw ? "The game is a draw." : "The AI won.";
+    const me = view.board.players.find((p) => p.seat === view.you);
+    const opp = view.board.players.find((p) => p.seat !== view.you);
+    $("result-detail").textContent = "Turn " + (view.board.turn || view.turn || 0) + " · your life " + me.life +
+      ", the AI's " + opp.life + ". The board below is as it stood when the game ended.";
   }
 
   function renderActions() {
@@ -103,29 +140,30 @@
     const box = $("actions");
     const over = view.status === "finished";
     $("game-over").hidden = !over;
-    if (over) {
-      const r = view.result || {};
-      $("game-over").textContent = r.you_won ? "You won!" : r.draw ? "The game is a draw." : "The AI won.";
-    }
+    if (over) $("game-over").textContent = $("result-text").textContent;
     $("decision-prompt").textContent = over ? "" : view.your_decision ? promptText() :
       view.provisional ? "The AI is thinking…" : "Waiting for the AI…";
-    const best = advice && advice.recommendation ? advice.recommendation.action.key : null;
-    // Identical land drops (three "Play Mountain") are one button; it plays the recommended copy if any.
+    const rec = liveAdvice();
+    const best = rec ? rec.action.key : null;
+    // Interchangeable copies (three Mountains in hand: "Play Mountain (copy 1)" ...) are one button with their
+    // shared label ("group"); it plays the recommended copy if any. Every other action has a button of its own,
+    // its label unique in the decision; the cards it names light up while the pointer is on it.
     const groups = [];
-    const byLabel = {};
+    const byGroup = {};
     view.actions.forEach((a) => {
-      if (a.type === "PlayLand" && byLabel[a.label]) { byLabel[a.label].keys.push(a.key); return; }
-      const g = {label: a.label, type: a.type, keys: [a.key]};
-      if (a.type === "PlayLand") byLabel[a.label] = g;
+      if (a.group && byGroup[a.group]) { byGroup[a.group].keys.push(a.key); return; }
+      const g = {label: a.group || a.label, type: a.type, keys: [a.key], objects: a.objects || []};
+      if (a.group) byGroup[a.group] = g;
       groups.push(g);
     });
     box.replaceChildren(...groups.map((g) => {
       const b = el("button", {type: "button", "class": "button action" + (g.keys.includes(best) ? " recommended" : ""),
-        "data-key": g.keys[0], "data-type": g.type}, g.label);
+        "data-key": g.keys[0], "data-type": g.type, "data-objects": g.objects.join(" ")}, g.label);
       b.dataset.keys = JSON.stringify(g.keys);
       if (pending) b.disabled = true;
       if (pending && g.keys.includes(pending.key)) b.classList.add("chosen");
       b.addEventListener("click", () => act(g.keys.includes(best) ? best : g.keys[0]));
+      hoverLights(b, g.objects);
       return b;
     }));
     // "Pass to end of turn" / "Pass until my turn": a pass the server repeats for you (docs/game-advice.md)
@@ -136,6 +174,19 @@
       b.disabled = !!pending;
       b.onclick = pass ? () => act(pass.key, b.dataset.until) : null;
     });
+  }
+
+  // The advice for the decision on screen, or null: an advice message is tied to the revision it was asked for,
+  // and one for an older revision (the game moved on) is never shown as live.
+  function liveAdvice() {
+    const rec = advice && advice.recommendation;
+    return rec && view && advice.revision === view.revision ? rec : null;
+  }
+  function offered(key) { return !!view && view.actions.some((a) => a.key === key); }
+  // An advice row or the recommendation by the words of its button: interchangeable copies by their shared text.
+  function said(key, label) {
+    const a = view && view.actions.find((x) => x.key === key);
+    return a && a.group ? a.group : label;
   }
 
   function renderLog() {
@@ -173,15 +224,17 @@
 
   function renderAdvice() {
     const body = $("advice-body");
-    const rec = advice && advice.recommendation;
-    if (!rec) { body.hidden = true; if (!advice) $("advice-status").textContent = view && view.your_decision ? ($("advice-status").textContent || "No advice yet.") : "Waiting for your next decision."; return; }
+    if (advice && view && advice.revision !== view.revision) advice = null;  // asked for a decision since gone
+    const rec = liveAdvice();
+    if (!rec) { body.hidden = true; $("advice-play").hidden = true; if (!advice) $("advice-status").textContent = view && view.your_decision ? ($("advice-status").textContent || "No advice yet.") : "Waiting for your next decision."; return; }
     body.hidden = false;
     $("advice-status").textContent = advice.done ? "Done" + (rec.forced ? " (the only legal action)" : "") : (rec.vote ? "Thinking… (updates as the copies vote)" : "Thinking… (updates as the search deepens)");
     $("advice-status").dataset.done = advice.done ? "yes" : "no";
-    $("advice-action").textContent = rec.action.label;
+    $("advice-action").textContent = said(rec.action.key, rec.action.label);
     const play = $("advice-play");
-    play.hidden = !rec.playable || !!pending;
-    play.onclick = () => act(rec.action.key);
+    // "Play it" only for this decision's advice, an action still offered, nothing else on its way
+    play.hidden = !rec.playable || !!pending || !view.your_decision || !offered(rec.action.key);
+    play.onclick = () => { if (liveAdvice() === rec && offered(rec.action.key)) act(rec.action.key); };
     // the learned value model's estimate of the position when the server has one (better calibrated:
     // docs/game-advice.md), else the search's value of the recommended action
     const learned = advice.position_estimate !== null && advice.position_estimate !== undefined;
@@ -191,10 +244,13 @@
     $("advice-win-text").textContent = win === null ? "–" : Math.round(win * 100) + "%";
     $("advice-win-source").textContent = win === null ? "" : (learned ? "value model" : "search");
     $("advice-line").replaceChildren(...rec.line.map((s) => el("li", {}, s)));
+    const named = {};
+    view.actions.forEach((a) => { named[a.key] = a.objects || []; });
     $("advice-alternatives").replaceChildren(...rec.alternatives.map((a) => {
       const tr = el("tr", {"class": a.key === rec.action.key ? "best" : ""});
+      hoverLights(tr, named[a.key]);
       const share = a.share === null || a.share === undefined ? "–" : Math.round(a.share * 100) + "% (" + a.votes + ")";
-      tr.append(el("td", {}, a.label), el("td", {"class": "vote-share"}, share),
+      tr.append(el("td", {}, said(a.key, a.label)), el("td", {"class": "vote-share"}, share),
         el("td", {}, a.visits === null || a.visits === undefined ? "–" : String(a.visits)),
         el("td", {}, a.value === null || a.value === undefined ? "–" : a.value.toFixed(3)));
       return tr;
@@ -220,6 +276,14 @@
       b.classList.toggle("recommended", JSON.parse(b.dataset.keys || "[]").includes(rec.action.key)));
   }
 
+  // Concede: one click asks, a second confirms; the finished view comes back over the socket.
+  $("concede").addEventListener("click", () => { $("concede-confirm").hidden = false; $("concede").hidden = true; });
+  $("concede-no").addEventListener("click", () => { $("concede-confirm").hidden = true; $("concede").hidden = false; });
+  $("concede-yes").addEventListener("click", () => {
+    $("concede-confirm").hidden = true; $("concede").hidden = false;
+    if (view && view.status === "playing") send({v: 1, action: "concede"});
+  });
+
   $("advice-ask").addEventListener("click", () => ask());
   $("advice-stop").addEventListener("click", () => { send({v: 1, action: "stop"}); $("advice-status").textContent = "Stopped."; });
   const auto = $("advice-auto");
@@ -235,6 +299,7 @@
   if (view) { advice = view.advice || null; render(); }
   // The server sends the view on connect, which asks the advisor; an unanswered action is resent with
   // its id (applied at most once).
+  cfg.receive = handle;  // what the socket calls with each message (tests feed it one as the server would)
   live = Live.socket({path: cfg.ws, onMessage: handle, onOpen: () => { askedFor = null; }, unanswered: () => pending,
                       closed: {4404: "no such game", 4403: "not your game"}});
 })();

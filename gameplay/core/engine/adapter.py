@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
+
+from gameplay.core.engine import labels
 
 DIFFICULTIES = ("VeryEasy", "Easy", "Medium", "Hard", "VeryHard")
 # every AI preset phase.rs accepts: the difficulties the site offers, and CEDH (its competitive-Commander preset,
@@ -53,10 +54,6 @@ class EnginePanic(EngineError):
     """The engine crashed (a Rust panic) while doing something; the game before it is intact."""
 
 
-def _words(kind: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", " ", kind).lower()
-
-
 @dataclass(frozen=True)
 class Action:
     """One legal action for one seat. ``key`` identifies it across snapshots of the same state."""
@@ -66,6 +63,9 @@ class Action:
     data: Any
     label: str
     native: Any = field(default=None, compare=False, repr=False, hash=False)
+    # the label shared with interchangeable copies (two Mountains in hand: one button, one log text), or None
+    group: str | None = field(default=None, compare=False, hash=False)
+    objects: tuple = field(default=(), compare=False, repr=False, hash=False)  # the object ids the label names
 
     @property
     def key(self) -> str:
@@ -75,7 +75,17 @@ class Action:
         out = {"type": self.kind, "seat": self.seat, "label": self.label, "key": self.key}
         if self.data is not None:
             out["data"] = self.data
+        if self.group is not None:
+            out["group"] = self.group
+        if self.objects:
+            out["objects"] = list(self.objects)
         return out
+
+    @property
+    def plain(self) -> str:
+        """The label as a log says it: interchangeable copies by their shared text (never "copy 2": which copy of
+        a card in hand was played is nobody's business)."""
+        return self.group or self.label
 
 
 def _seats_of(prompt: dict) -> list[int]:
@@ -194,6 +204,7 @@ class Game:
     def __init__(self, engine: "PhaseEngine", native):
         self.engine = engine
         self._g = native
+        self._end_events: list | None = None  # the events of the move that ended the game, when applied here
 
     # -- reading ------------------------------------------------------------------------
     @property
@@ -244,18 +255,30 @@ class Game:
         """The actions ``seat`` may take now (empty when it is not this seat's decision)."""
         if seat not in self.seats_to_act():
             return []
-        out, seen = [], set()
+        listed, seen = [], set()
         belongs = self._mulligan_filter(seat)
         for native in _guard(self._g.actions):
             d = native.to_dict()
             if belongs is not None and not belongs(d):
                 continue
-            action = Action(seat, d["type"], d.get("data"), self.describe(d), native)
-            if action.key in seen:  # mulligans list one Keep/Mulligan per pending player
+            key = Action(seat, d["type"], d.get("data"), "").key
+            if key in seen:  # mulligans list one Keep/Mulligan per pending player
                 continue
-            seen.add(action.key)
-            out.append(action)
-        return out
+            seen.add(key)
+            listed.append((d, native))
+        words = labels.decision_labels([d for d, _ in listed], self._position(seat))
+        return [Action(seat, d["type"], d.get("data"), lb.text, native, lb.group, lb.objects)
+                for (d, native), lb in zip(listed, words)]
+
+    def _position(self, seat: int | None) -> labels.Position:
+        """What the labels of ``seat``'s decision read: the prompt, objects and battlefield, asked lazily."""
+        return labels.Position(seat, self.prompt(), lambda oid: _guard(self._g.object, int(oid)),
+                               lambda: _guard(self._g.battlefield))
+
+    def _action(self, seat: int, d: dict, native) -> Action:
+        """An action outside a listed decision (the engine AI's own choice, a replayed move): labelled alone."""
+        lb = labels.describe(d, self._position(seat))
+        return Action(seat, d["type"], d.get("data"), lb.text, native, None, lb.objects)
 
     def _mulligan_filter(self, seat: int) -> Callable[[dict], bool] | None:
         """While mulligans are pending the engine lists every pending player's actions together, with
@@ -274,44 +297,10 @@ class Game:
         hand = {obj["id"] for obj in _guard(self._g.hand, seat)}
         return lambda d: d["type"] == "SelectCards" and set((d.get("data") or {}).get("cards") or []) <= hand
 
-    def describe(self, d: dict) -> str:
-        """A short human label for a tagged action dict."""
-        kind, data = d["type"], d.get("data") or {}
-        name = self.object_name
-        if kind == "PassPriority":
-            return "Pass priority"
-        if kind == "PlayLand":
-            return f"Play {name(data['object_id'])}"
-        if kind == "CastSpell":
-            return f"Cast {name(data['object_id'])}"
-        if kind == "ActivateAbility":
-            return f"Activate {name(data['source_id'])} (ability {data.get('ability_index', 0) + 1})"
-        if kind == "MulliganDecision":
-            return (data.get("choice") or {}).get("type", "Keep") == "Keep" and "Keep hand" or "Mulligan"
-        if kind == "DeclareAttackers":
-            attacks = data.get("attacks") or []
-            if not attacks:
-                return "No attack"
-            return "Attack with " + ", ".join(name(a[0] if isinstance(a, list) else a.get("attacker", a)) for a in attacks)
-        if kind == "DeclareBlockers":
-            pairs = data.get("assignments") or []
-            if not pairs:
-                return "No blocks"
-            return "Block: " + ", ".join(f"{name(b)} blocks {name(a)}" for b, a in (p if isinstance(p, list) else (p.get("blocker"), p.get("attacker")) for p in pairs))
-        if kind == "ChooseTarget":
-            target = data.get("target") or {}
-            if isinstance(target, dict) and "Object" in target:
-                return f"Target {name(target['Object'])}"
-            if isinstance(target, dict) and "Player" in target:
-                return f"Target player {target['Player']}"
-            return "Choose no target"
-        if kind == "SelectCards":
-            cards = data.get("cards") or []
-            return "Choose " + (", ".join(name(c) for c in cards) if cards else "nothing")
-        for key in ("accept", "pay"):
-            if key in data:
-                return f"{_words(kind).capitalize()}: {'yes' if data[key] else 'no'}"
-        return _words(kind).capitalize()
+    def describe(self, d: dict, seat: int | None = None) -> str:
+        """A short human label for a tagged action dict on its own (``labels.describe``; a decision's actions are
+        labelled together by :meth:`legal_actions`, which tells same-named ones apart)."""
+        return labels.describe(d, self._position(seat)).text
 
     def stack_size(self) -> int:
         """How many spells and abilities are on the stack."""
@@ -323,8 +312,10 @@ class Game:
 
     # -- acting -------------------------------------------------------------------------
     def apply(self, seat: int, action: Action | dict) -> dict:
-        """Apply one action as ``seat``. Raises IllegalAction / EnginePanic; returns the events."""
-        if seat not in self.seats_to_act():
+        """Apply one action as ``seat``. Raises IllegalAction / EnginePanic; returns the events. A concession
+        (:meth:`concede`) may come at any time."""
+        conceding = isinstance(action, Action) and action.kind == "Concede" and action.native is not None
+        if not conceding and seat not in self.seats_to_act():
             raise IllegalAction(f"seat {seat} may not act now")
         native = action.native if isinstance(action, Action) and action.native is not None else None
         if native is None:
@@ -342,7 +333,19 @@ class Game:
             result = _guard(self._g.apply, seat, native)
         except ValueError as exc:
             raise IllegalAction(str(exc)) from None
+        if (result.waiting_for or {}).get("type") == GAME_OVER:  # kept for final_observation
+            self._end_events = result.events
         return {"fast_forwarded": result.fast_forwarded}
+
+    def concede(self, seat: int) -> Action:
+        """``seat`` concedes (CR 104.3a: at any time, whoever's decision it is); the engine ends the game and, as
+        for any loss, exiles the conceding player's cards. Returns the move applied (a replay applies it again
+        as a recorded move). Raises IllegalAction when the game is over."""
+        if self.is_over():
+            raise IllegalAction("the game is over")
+        action = self.engine_action(seat, {"type": "Concede", "data": {"player_id": seat}})
+        self.apply(seat, action)
+        return action
 
     def apply_or_next(self, seat: int, chosen: Action | None, *, apply: Callable[[Action], Any] | None = None,
                       on_refused: Callable[[Action, Exception], None] | None = None) -> Action:
@@ -384,8 +387,7 @@ class Game:
             native = phase.GameAction.from_dict(payload)
         except (ValueError, TypeError) as exc:
             raise IllegalAction(f"the engine cannot read this action: {str(exc)[:200]}") from None
-        d = native.to_dict()
-        return Action(seat, d["type"], d.get("data"), self.describe(d), native)
+        return self._action(seat, native.to_dict(), native)
 
     def ai_action(self, seat: int, difficulty: str = "Medium") -> Action | None:
         """The engine's built-in AI choice for ``seat`` at ``difficulty``."""
@@ -394,8 +396,7 @@ class Game:
         native = _guard(self._g.choose_action, seat, difficulty=difficulty)
         if native is None:
             return None
-        d = native.to_dict()
-        return Action(seat, d["type"], d.get("data"), self.describe(d), native)
+        return self._action(seat, native.to_dict(), native)
 
     # -- snapshots ----------------------------------------------------------------------
     def state(self) -> dict:
@@ -410,75 +411,140 @@ class Game:
 
     # -- what a seat may see -------------------------------------------------------------
     def observation(self, seat: int) -> dict:
-        """What ``seat`` may see: public zones, its own hand, counts of hidden cards."""
-        state = self.state()["state"]
-        objects = state["objects"]
+        """What ``seat`` may see: public zones, its own hand, counts of hidden cards (:func:`observe`)."""
+        return observe(self.state()["state"], seat, self.phase)
 
-        def card(oid):
-            obj = objects.get(str(oid)) or {}
-            out = {"id": obj.get("id", oid), "name": obj.get("name") or f"#{oid}",
-                   "controller": obj.get("controller"), "tapped": bool(obj.get("tapped"))}
-            if obj.get("power") is not None:
-                out["power"], out["toughness"] = obj.get("power"), obj.get("toughness")
-            if obj.get("damage_marked"):
-                out["damage"] = obj["damage_marked"]
-            if obj.get("counters"):
-                out["counters"] = obj["counters"]
-            if obj.get("face_down") and obj.get("controller") != seat:
-                out = {"id": out["id"], "name": "face-down card", "controller": obj.get("controller"),
-                       "tapped": out["tapped"]}
-            return out
-
-        players = []
-        for p in state["players"]:
-            pid = p["id"]
-            entry = {
-                "seat": pid, "life": p.get("life"), "poison": p.get("poison_counters", 0),
-                "library": len(p.get("library") or []), "hand_count": len(p.get("hand") or []),
-                "graveyard": [card(o) for o in p.get("graveyard") or []],
-                "battlefield": [card(o) for o in state.get("battlefield") or [] if (objects.get(str(o)) or {}).get("controller") == pid],
-            }
-            if pid == seat:
-                entry["hand"] = [card(o) for o in p.get("hand") or []]
-            players.append(entry)
-        prompt = state.get("waiting_for") or {}
-        acting = submitters(state)
-        mine = seat in acting
-        # a player who loses has every card of theirs moved to exile, hand and library included: from then on
-        # the other seat sees none of that player's exile (the cards exiled earlier, once public, go with it)
-        eliminated = set(state.get("eliminated_players") or []) - {seat}
-        exile = [o for o in state.get("exile") or [] if (objects.get(str(o)) or {}).get("owner") not in eliminated]
-        return {
-            "seat": seat,
-            "turn": state.get("turn_number"),
-            "phase": self.phase,
-            "active_player": state.get("active_player"),
-            "priority_player": state.get("priority_player"),
-            "players": players,
-            "stack": [self._stack_entry(e, objects) for e in state.get("stack") or []],
-            "exile": [card(o) for o in exile],
-            "prompt": {"type": prompt.get("type"), "seats": acting,
-                       **({"data": prompt.get("data")} if mine or prompt.get("type") == GAME_OVER else {})},
-        }
-
-    @staticmethod
-    def _stack_entry(entry, objects) -> dict:
-        source = None
-        if isinstance(entry, dict):
-            source = entry.get("source_id") or entry.get("id")
-        name = (objects.get(str(source)) or {}).get("name") if source is not None else None
-        return {"name": name or "an ability", "controller": entry.get("controller") if isinstance(entry, dict) else None}
+    def final_observation(self, seat: int) -> dict:
+        """What ``seat`` may see of the game as it stood when it ended. When a player loses, the engine moves every
+        card of theirs to exile, hand and library included; the board a person wants to see is the one before that
+        clean-up: the cards it moved are put back where the last move's events say they came from (the rest of the
+        game's last move stays: life totals, the creatures that died). Hidden information stays hidden (the loser's
+        hand and library are counts again). Outside a game just ended by a move applied here: the observation."""
+        st = self.state()["state"]
+        restored = restore_before_cleanup(st, self._end_events) if self._end_events else st
+        return observe(restored, seat, self.phase)
 
     def hidden_cards(self, observer: int) -> dict:
-        """The cards ``observer`` cannot see, by object id: the opponent's hand and both libraries."""
-        state = self.state()["state"]
+        """The cards ``observer`` cannot see, by object id: the opponent's hand and both libraries (by player)."""
         out = {}
-        for p in state["players"]:
+        for pid in (0, 1):
+            p = _guard(self._g.player, pid) or {}
             ids = list(p.get("library") or [])
-            if p["id"] != observer:
+            if pid != observer:
                 ids += list(p.get("hand") or [])
-            out[p["id"]] = ids
+            out[pid] = ids
         return out
+
+
+def _stack_entry(entry, objects) -> dict:
+    source = None
+    if isinstance(entry, dict):
+        source = entry.get("source_id") or entry.get("id")
+    name = (objects.get(str(source)) or {}).get("name") if source is not None else None
+    return {"name": name or "an ability", "controller": entry.get("controller") if isinstance(entry, dict) else None}
+
+
+def observe(st: dict, seat: int, phase: str | None = None) -> dict:
+    """What ``seat`` may see of the engine state ``st`` (``Game.state()["state"]``): public zones, its own hand,
+    counts of hidden cards. A card: id, name, controller, tapped, power/toughness, damage, counters (and their
+    words), and ``tag``, its number among its controller's permanents of the same name (labels.battlefield_tags:
+    the "#2" the labels of actions name it by)."""
+    objects = st["objects"]
+    tags = labels.battlefield_tags([objects[str(o)] for o in st.get("battlefield") or [] if str(o) in objects])
+
+    def card(oid):
+        obj = objects.get(str(oid)) or {}
+        out = {"id": obj.get("id", oid), "name": obj.get("name") or f"#{oid}",
+               "controller": obj.get("controller"), "tapped": bool(obj.get("tapped"))}
+        if obj.get("power") is not None:
+            out["power"], out["toughness"] = obj.get("power"), obj.get("toughness")
+        if obj.get("damage_marked"):
+            out["damage"] = obj["damage_marked"]
+        if obj.get("counters"):
+            out["counters"] = obj["counters"]
+            out["counters_text"] = labels.counter_text(obj["counters"])
+        if obj.get("face_down") and obj.get("controller") != seat:
+            out = {"id": out["id"], "name": "face-down card", "controller": obj.get("controller"),
+                   "tapped": out["tapped"]}
+        if out["id"] in tags and obj.get("zone") == "Battlefield":
+            out["tag"] = tags[out["id"]]
+        return out
+
+    players = []
+    for p in st["players"]:
+        pid = p["id"]
+        entry = {
+            "seat": pid, "life": p.get("life"), "poison": p.get("poison_counters", 0),
+            "library": len(p.get("library") or []), "hand_count": len(p.get("hand") or []),
+            "graveyard": [card(o) for o in p.get("graveyard") or []],
+            "battlefield": [card(o) for o in st.get("battlefield") or [] if (objects.get(str(o)) or {}).get("controller") == pid],
+        }
+        if pid == seat:
+            entry["hand"] = [card(o) for o in p.get("hand") or []]
+        players.append(entry)
+    prompt = st.get("waiting_for") or {}
+    acting = submitters(st)
+    mine = seat in acting
+    # a player who loses has every card of theirs moved to exile, hand and library included: from then on
+    # the other seat sees none of that player's exile (the cards exiled earlier, once public, go with it)
+    eliminated = set(st.get("eliminated_players") or []) - {seat}
+    exile = [o for o in st.get("exile") or [] if (objects.get(str(o)) or {}).get("owner") not in eliminated]
+    return {
+        "seat": seat,
+        "turn": st.get("turn_number"),
+        "phase": phase if phase is not None else st.get("phase"),
+        "active_player": st.get("active_player"),
+        "priority_player": st.get("priority_player"),
+        "players": players,
+        "stack": [_stack_entry(e, objects) for e in st.get("stack") or []],
+        "exile": [card(o) for o in exile],
+        "prompt": {"type": prompt.get("type"), "seats": acting,
+                   **({"data": prompt.get("data")} if mine or prompt.get("type") == GAME_OVER else {})},
+    }
+
+
+_CLEANUP_ZONES = {"Battlefield": "battlefield", "Hand": "hand", "Library": "library", "Graveyard": "graveyard"}
+
+
+def cleanup_moves(events: list) -> dict[int, str]:
+    """Object id -> the zone it was in, for each card the engine's end-of-game clean-up moved to exile: the
+    ``ZoneChanged`` events to ``Exile`` of the last move (the events of ``Game.apply``) after its ``PlayerLost``;
+    a concession has none (it only eliminates the player: every such event of the move is the clean-up)."""
+    events = [e for e in events or [] if isinstance(e, dict)]
+    lost = next((i for i, e in enumerate(events) if e.get("type") == "PlayerLost"), 0)
+    out: dict[int, str] = {}
+    for event in events[lost:]:
+        data = event.get("data") or {}
+        if (event.get("type") == "ZoneChanged" and data.get("to") == "Exile" and data.get("from") in _CLEANUP_ZONES
+                and isinstance(data.get("object_id"), int)):
+            out[data["object_id"]] = data["from"]
+    return out
+
+
+def restore_before_cleanup(st: dict, events: list) -> dict:
+    """A copy of the engine state ``st`` (``Game.state()["state"]``) with the cards the end-of-game clean-up
+    exiled (:func:`cleanup_moves` of ``events``) back where they were, and no player eliminated (so their cards
+    exiled during the game show again): the final board to display. The objects keep what they had (tapped,
+    counters, power); permanents go back in the order they entered (their timestamps)."""
+    moved = {oid: zone for oid, zone in cleanup_moves(events).items() if str(oid) in st.get("objects", {})}
+    if not moved:
+        return dict(st, eliminated_players=[])
+    objects = dict(st["objects"])
+    for oid, zone in moved.items():
+        objects[str(oid)] = dict(objects[str(oid)], zone=zone)
+    back = [oid for oid, zone in moved.items() if zone == "Battlefield"]
+    battlefield = list(st.get("battlefield") or []) + sorted(back, key=lambda o: objects[str(o)].get("timestamp") or 0)
+    players = []
+    for p in st["players"]:
+        p = dict(p)
+        for zone, key in _CLEANUP_ZONES.items():
+            if key != "battlefield":
+                mine = [oid for oid, z in moved.items() if z == zone and objects[str(oid)].get("owner") == p["id"]]
+                if mine:
+                    p[key] = list(p.get(key) or []) + mine
+        players.append(p)
+    exile = [o for o in st.get("exile") or [] if o not in moved]
+    return dict(st, objects=objects, battlefield=battlefield, players=players, exile=exile, eliminated_players=[])
 
 
 def revealed_ids(st: dict) -> set[int]:

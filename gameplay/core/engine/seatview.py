@@ -50,10 +50,15 @@ def hidden_names(state: dict, seat: int, observation: dict | None = None) -> set
 
 
 _PLAYER_TARGET = re.compile(r"\bplayer ([01])\b")
+_OWNED_ALONE = re.compile(r"\(player ([01])'s(?=[,)])")  # "(player 1's)", "(player 0's, 2/2)"
+_OWNED = re.compile(r"\bplayer ([01])'s\b")
 
 
 def humanize(text: str, seat: int) -> str:
-    """Seat numbers in a label -> "you" / "the AI", from the person's side."""
+    """Seat numbers in a label -> "you" / "the AI", from the person's side: "Target Novice Inspector (player 1's)"
+    reads "(the AI's)", "(player 0's, 2/2)" reads "(yours, 2/2)", "player 0's graveyard" reads "your graveyard"."""
+    text = _OWNED_ALONE.sub(lambda m: "(yours" if int(m.group(1)) == seat else "(the AI's", text)
+    text = _OWNED.sub(lambda m: "your" if int(m.group(1)) == seat else "the AI's", text)
     return _PLAYER_TARGET.sub(lambda m: "you" if int(m.group(1)) == seat else "the AI", text)
 
 
@@ -63,7 +68,9 @@ def redact_names(text: str, names: set[str]) -> str:
 
 def log_entries(raw: list[tuple], seat: int, state: dict, last_turn: int | None) -> list[dict]:
     """Turn (seat, Action, turn, extra) records into log entries ``seat`` may see; ``last_turn`` is the
-    turn of the log's last entry (a "Turn N" line starts each new turn)."""
+    turn of the log's last entry (a "Turn N" line starts each new turn). An action reads as its label says (the
+    shared text of interchangeable copies: ``Action.plain``); the other seat's, only when every object its data
+    or its words name is visible to ``seat`` (a scry's label names the cards it sent to the bottom too)."""
     hidden = hidden_ids(state, seat)
     out = []
     for who, action, turn, extra in raw:
@@ -71,12 +78,12 @@ def log_entries(raw: list[tuple], seat: int, state: dict, last_turn: int | None)
             out.append({"turn": turn, "who": "game", "text": f"Turn {turn}", "kind": "Turn"})
             last_turn = turn
         if who == seat:
-            out.append({"turn": turn, "who": "you", "text": humanize(action.label, seat), "kind": action.kind, **extra})
+            out.append({"turn": turn, "who": "you", "text": humanize(action.plain, seat), "kind": action.kind, **extra})
             continue
         if action.kind == "PassPriority":
             continue
-        text = humanize(action.label, seat)
-        if object_ids(action.data) & hidden:
+        text = humanize(action.plain, seat)
+        if (object_ids(action.data) | set(action.objects)) & hidden:
             text = {"SelectCards": "chose cards you cannot see", "MulliganDecision": action.label}.get(
                 action.kind, "made a choice you cannot see")
         out.append({"turn": turn, "who": "ai", "text": text, "kind": action.kind})

@@ -233,9 +233,9 @@ def _judge_decision(engine, game: Game, seat: int, key: str, legal: list[Action]
     estimate = position_estimate(engine, state, seat, rng, model=active.value_model,
                                  determinizations=settings.determinizations)
     return {"turn": game.turn, "phase": game.phase, "estimate": None if estimate is None else round(estimate, 4),
-            "played": shown(played.label), "played_key": key, "played_share": played_share,
-            "played_value": played_value, "best": shown(best.label), "best_key": best.key, "best_share": best_share,
-            "best_value": best_value, "same": same, "line": [shown(best.label)], "votes": vote.copies,
+            "played": shown(played.plain), "played_key": key, "played_share": played_share,
+            "played_value": played_value, "best": shown(best.plain), "best_key": best.key, "best_share": best_share,
+            "best_value": best_value, "same": same, "line": [shown(best.plain)], "votes": vote.copies,
             "split": vote.split, "fallback": vote.fallback, "refused": vote.refused, "cut_off": vote.cut_off,
             "seconds": round(vote.seconds, 3),
             "alternatives": [{"label": shown(b["label"]), "votes": b["votes"], "share": b["share"]}
@@ -283,7 +283,7 @@ def _review_decision(engine, game: Game, seat: int, key: str, legal: list[Action
     shown = recommendation_dict(rec, {a.key for a in legal}, names, seat, estimate)
     values = {a["key"]: a["value"] for a in shown["alternatives"]}
     return {"turn": game.turn, "phase": game.phase, "estimate": shown["win_estimate"],
-            "played": humanize(redact_names(played.label, names), seat), "played_key": key,
+            "played": humanize(redact_names(played.plain, names), seat), "played_key": key,
             "played_value": values.get(key), "best": shown["action"]["label"], "best_key": rec.action.key,
             "best_value": values.get(rec.action.key), "line": shown["line"],
             "alternatives": [{k: a[k] for k in ("label", "visits", "value")} for a in shown["alternatives"]],

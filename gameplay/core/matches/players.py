@@ -331,6 +331,37 @@ FACTORIES: dict[str, Callable[[str, int], Player]] = {
 }
 
 
+_LEVEL_WORDS = {"VeryEasy": "Very Easy", "VeryHard": "Very Hard", "CEDH": "cEDH"}
+_SEARCH_WORDS = {"learned": "learned leaf"}
+
+
+def describe_player(spec: str) -> str:
+    """A player's spec as a person reads it: ``engine:VeryHard`` -> "Engine AI, Very Hard", ``ensemble:VeryHard:8``
+    -> "Vote of 8 Engine AIs, Very Hard", ``search:fast`` -> "Our search, fast", ``random`` -> "Random legal
+    moves"; a spec it does not know, as it is."""
+    kind, _, arg = str(spec or "").partition(":")
+    if kind == "engine":
+        level, bang, flag = (arg or "Medium").partition("!")
+        level, hash_, replica = level.partition("#")
+        text = f"Engine AI, {_LEVEL_WORDS.get(level, level)}" + (f" (replica {replica})" if hash_ else "")
+        return text + (" (reads every card: a bench reference)" if bang and flag == "peek" else "")
+    if kind == "ensemble":
+        level, _, copies = (arg or "VeryHard").partition(":")
+        return f"Vote of {copies or 8} Engine AIs, {_LEVEL_WORDS.get(level or 'VeryHard', level)}"
+    if kind == "search":
+        level, plus, net = (arg or "default").partition("+")
+        level, at, model = level.partition("@")
+        return (f"Our search, {_SEARCH_WORDS.get(level, level)}" + (f" (opponent model {model})" if at else "")
+                + (" with the policy network" if plus else ""))
+    if kind == "random" and not arg:
+        return "Random legal moves"
+    if kind == "net":
+        return "Policy network" + (f" ({Path(arg).name})" if arg else "")
+    if kind == "pass" and not arg:
+        return "Passes every decision"
+    return str(spec)
+
+
 def make_player(spec: str, seed: int = 0) -> Player:
     """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``ensemble:VeryHard:8``,
     ``advisor:vote``, ``search:default``; the peeking bench reference ``engine:VeryHard!peek``)."""

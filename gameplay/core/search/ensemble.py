@@ -11,7 +11,12 @@ That removes the temperature's noise and averages over the hidden cards.
 It spends copies where they matter: the copies are asked ``workers`` at a time (the engine releases the GIL
 while it searches, so threads use every core); it stops once ``settle`` copies all agree, or once the leader
 cannot be caught by the copies left, or (``EnsembleConfig.seconds``, a wall budget) once another batch as slow
-as the slowest so far would overrun the budget; ties go to the engine's evaluation of the position after each tied
+as the slowest so far would overrun the budget, but never before ``min_copies`` copies were counted (or every
+copy asked: the ones the engine refuses do not count), so a vote never rests on two copies. Under a wall budget
+the first ``min_copies`` copies are asked at once: the engine's search stops at its own 1.5 s wall-clock cap, so
+two batches of two each at the cap took twice that (a loaded machine, a second game advising), one batch of four
+takes it once, each search getting less of the CPU instead; without a budget (the benches' ensemble players)
+batches stay ``workers`` wide, never more searches at once than asked for. Ties go to the engine's evaluation of the position after each tied
 action (on the first copy; or, ``tie_break="copies"``, its mean over the copies that chose it, taken as they were
 asked, which costs no load). Equivalent actions (two copies of one card in hand) are one candidate
 (``search.pruning.signature``).
@@ -52,6 +57,7 @@ class EnsembleConfig:
     settle: int = 4             # stop once this many copies all chose the same action
     workers: int = 2            # copies asked at once (threads: the engine's search releases the GIL)
     seconds: float | None = None  # wall budget: no new batch starts when the slowest one so far would overrun it
+    min_copies: int = 4         # copies counted before the wall budget may stop the vote (at most ``copies``)
     tie_break: str = "evaluate"   # "evaluate": the engine's evaluation after each tied action, on the first copy
                                   # (a load per tied action); "copies": its mean over the copies that chose it,
                                   # evaluated as they were asked (no extra load)
@@ -59,8 +65,8 @@ class EnsembleConfig:
     def __post_init__(self):
         if self.level not in ENGINE_LEVELS:
             raise ValueError(f"level must be one of {', '.join(ENGINE_LEVELS)}, not {self.level!r}")
-        if self.copies < 1 or self.settle < 1 or self.workers < 1:
-            raise ValueError("copies, settle and workers must be at least 1")
+        if self.copies < 1 or self.settle < 1 or self.workers < 1 or self.min_copies < 1:
+            raise ValueError("copies, settle, workers and min_copies must be at least 1")
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError("seconds must be positive (or None: no wall budget)")
         if self.tie_break not in ("evaluate", "copies"):
@@ -251,15 +257,18 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
     first_choice: dict[str, Action] = {}  # signature -> the real game's action the copies named first
     played_values: dict[str, list[float]] = {}  # signature -> evaluations after it on the copies that chose it
     vote = Vote(None, [])
-    pool = _pool(config.workers)
+    floor = min(config.min_copies, config.copies)  # copies counted before the wall budget may stop the vote
+    first = max(config.workers, floor) if config.seconds is not None else config.workers  # the first batch
+    pool = _pool(first)
     asked = 0
     slowest = 0.0
     while asked < config.copies:
-        if config.seconds is not None and asked and time.perf_counter() - started + slowest > config.seconds:
+        if (config.seconds is not None and asked and sum(votes.values()) >= floor
+                and time.perf_counter() - started + slowest > config.seconds):
             vote.out_of_time = True
             break
         batch_started = time.perf_counter()
-        batch = seeds[asked:asked + config.workers]
+        batch = seeds[asked:asked + (first if not asked else config.workers)]
         asked += len(batch)
         after = config.tie_break == "copies"
         for copy, chosen, seconds, value, played in pool.map(

@@ -102,3 +102,17 @@ def test_an_attack_on_the_other_player_names_no_hidden_card():
     attack = {"attacks": [[24, {"data": 1, "type": "Player"}], [40, {"data": 1, "type": "Player"}]], "bands": []}
     assert named_ids(attack) == {24, 40}
     assert named_ids({"target": {"type": "Object", "data": 7}}) == {7}
+
+
+def test_a_wall_budget_never_stops_a_vote_before_four_copies(engine, choices):
+    """Votes that counted 2 of 8 copies ("stopped at its time budget") left ties to the engine's evaluation: the
+    budget may stop a vote only once ``min_copies`` copies (4) were counted, or every copy was asked."""
+    for state in choices[:2]:
+        config = EnsembleConfig("Medium", copies=8, settle=8, workers=2, seconds=1e-6)
+        vote = ensemble_vote(engine.load(state), 0, config, random.Random(5))
+        assert vote.out_of_time and 4 <= vote.copies < 8
+        fewer = ensemble_vote(engine.load(state), 0, EnsembleConfig("Medium", 8, 8, 2, seconds=1e-6, min_copies=2),
+                              random.Random(5))
+        assert fewer.out_of_time and fewer.copies == 2
+    with pytest.raises(ValueError):
+        EnsembleConfig("Medium", min_copies=0)
