@@ -597,6 +597,8 @@ def yardstick(argv: list[str]) -> int:
     if args.card_data:
         os.environ[CARD_DATA_ENV] = str(Path(args.card_data).resolve())
     workers = args.ensemble_workers or (1 if args.procs > 1 else None)
+    if args.sprt and not workers:  # every batch of the vote that wide, its first too: cores shared by the processes
+        workers = max(1, (os.cpu_count() or 1) // args.procs)
     searches = args.procs * max(workers or EnsembleConfig().workers, 1)
     if args.sprt and not args.celery and searches > (os.cpu_count() or 1):
         parser.error(f"{args.procs} processes x {workers or EnsembleConfig().workers} ensemble threads = {searches} "
@@ -636,7 +638,7 @@ def yardstick(argv: list[str]) -> int:
         old, commands = previous.get("games", []), previous.get("commands", [])
     done = {(strength.key(g), g["player"]) for g in old}
     # each job: the baseline first (its result is shared), then each player; job by job, so a cut run has pairs
-    todo = [{**j, "player": p, **({"workers": workers} if workers and p.startswith("ensemble") else {})}
+    todo = [{**j, "player": p, **({"workers": workers} if workers and p.startswith(("ensemble", "advisor")) else {})}
             for j in base_jobs for p in [args.baseline, *args.players] if (strength.key(j), p) not in done]
     if args.max_games is not None:
         todo = todo[:args.max_games]

@@ -77,8 +77,8 @@ class _Timed:
 
 def play(engine, job: dict, player: str, cards: dict[str, list], *, on_turn=None) -> dict:
     """Play ``job`` with ``player`` (a ``make_player`` spec) in our seat; ``cards``: deck name -> [[card, n]].
-    ``job["workers"]`` (optional): the threads an ensemble player asks its copies on (1 where the bench runs a
-    game per core, so no more engine searches run at once than there are cores). ``on_turn("ours" | "opponent")``
+    ``job["workers"]`` (optional): the threads an ensemble player asks its copies on, its first batch included (1
+    where the bench runs a game per core, so no more engine searches run at once than there are cores). ``on_turn("ours" | "opponent")``
     is called as each decision starts.
 
     Returns the job with ``player``, ``winner`` (a seat, None for a draw or a game cut at the decision cap),
@@ -87,7 +87,8 @@ def play(engine, job: dict, player: str, cards: dict[str, list], *, on_turn=None
     seat = job["ours_seat"]
     chosen = make_player(player, seed=job["seed"])
     if job.get("workers") and isinstance(getattr(chosen, "config", None), EnsembleConfig):
-        chosen.config = dataclasses.replace(chosen.config, workers=int(job["workers"]))
+        # every batch that wide, the first too (a vote under a wall budget asks its first min_copies at once)
+        chosen.config = dataclasses.replace(chosen.config, workers=int(job["workers"]), first_batch=int(job["workers"]))
     ours = _Timed(chosen, "ours", on_turn)
     theirs = _Timed(make_player(job["opponent"], seed=job["seed"] + 1), "opponent", on_turn)
     players = (ours, theirs) if seat == 0 else (theirs, ours)

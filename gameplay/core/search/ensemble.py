@@ -58,6 +58,9 @@ class EnsembleConfig:
     workers: int = 2            # copies asked at once (threads: the engine's search releases the GIL)
     seconds: float | None = None  # wall budget: no new batch starts when the slowest one so far would overrun it
     min_copies: int = 4         # copies counted before the wall budget may stop the vote (at most ``copies``)
+    first_batch: int | None = None  # copies asked at once in the first batch; None: ``min_copies`` under a wall
+                                    # budget (wider than ``workers``), else ``workers``. A bench that must never run
+                                    # more engine searches at once than cores sets it to ``workers``
     tie_break: str = "evaluate"   # "evaluate": the engine's evaluation after each tied action, on the first copy
                                   # (a load per tied action); "copies": its mean over the copies that chose it,
                                   # evaluated as they were asked (no extra load)
@@ -67,6 +70,8 @@ class EnsembleConfig:
             raise ValueError(f"level must be one of {', '.join(ENGINE_LEVELS)}, not {self.level!r}")
         if self.copies < 1 or self.settle < 1 or self.workers < 1 or self.min_copies < 1:
             raise ValueError("copies, settle, workers and min_copies must be at least 1")
+        if self.first_batch is not None and self.first_batch < 1:
+            raise ValueError("first_batch must be at least 1 (or None)")
         if self.seconds is not None and self.seconds <= 0:
             raise ValueError("seconds must be positive (or None: no wall budget)")
         if self.tie_break not in ("evaluate", "copies"):
@@ -258,7 +263,7 @@ def ensemble_vote(game: Game, seat: int, config: EnsembleConfig, rng: random.Ran
     played_values: dict[str, list[float]] = {}  # signature -> evaluations after it on the copies that chose it
     vote = Vote(None, [])
     floor = min(config.min_copies, config.copies)  # copies counted before the wall budget may stop the vote
-    first = max(config.workers, floor) if config.seconds is not None else config.workers  # the first batch
+    first = config.first_batch or (max(config.workers, floor) if config.seconds is not None else config.workers)
     pool = _pool(first)
     asked = 0
     slowest = 0.0

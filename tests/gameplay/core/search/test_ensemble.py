@@ -116,3 +116,20 @@ def test_a_wall_budget_never_stops_a_vote_before_four_copies(engine, choices):
         assert fewer.out_of_time and fewer.copies == 2
     with pytest.raises(ValueError):
         EnsembleConfig("Medium", min_copies=0)
+
+
+def test_a_bench_keeps_every_batch_of_a_budgeted_vote_as_wide_as_its_cores(engine, choices):
+    """Under a wall budget the vote asks its first ``min_copies`` copies at once (one batch at the engine's cap, not
+    two); a bench that must run no more engine searches than cores sets ``first_batch``: the same floor of four
+    copies, asked two at a time. The batches are seen through ``on_batch`` (called after each)."""
+    def batches(config):
+        seen = []
+        ensemble_vote(engine.load(choices[0]), 0, config, random.Random(5), on_batch=lambda v: seen.append(v.copies))
+        return seen
+
+    wide = batches(EnsembleConfig("Medium", copies=8, settle=8, workers=2, seconds=1e-6))
+    assert wide[0] == 4
+    narrow = batches(EnsembleConfig("Medium", copies=8, settle=8, workers=2, seconds=1e-6, first_batch=2))
+    assert narrow[:2] == [2, 4] and narrow[-1] >= 4
+    with pytest.raises(ValueError):
+        EnsembleConfig("Medium", first_batch=0)
