@@ -173,6 +173,8 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "api-game": Route(only(OK, "user"), url=game_id, about="game"),
     "api-game-actions": Route(only(BAD, "user"), "post", json=True, url=game_id, about="game",
                               body={"key": "not an action", "revision": 1}),
+    # conceding a game: its owner only (the world's game is still being played; the transaction is rolled back)
+    "api-game-concede": Route(only(OK, "user"), "post", json=True, url=game_id, about="game"),
     # the review of a game: its owner only; the world's game is still being played, so its owner gets a 409
     "api-game-review": [Route(only(CONFLICT, "user"), url=game_id, about="game"),
                         Route(only(CONFLICT, "user"), "post", json=True, url=game_id, about="game")],
@@ -210,6 +212,7 @@ EXPECTED: dict[str, Route | list[Route]] = {
     # games against the AI: the game's owner only
     "games": Route(every(OK), about="game"),
     "game": Route(only(OK, "user"), url=game_id, about="game"),
+    "game-concede": Route(only(Out(302, "game"), "user"), "post", url=game_id, about="game"),
     "game-review": [Route(only(CONFLICT, "user"), url=game_id, about="game"),
                     Route(only(CONFLICT, "user"), "post", url=game_id, about="game")],
     # staff pages: the gauntlet and the models
