@@ -153,7 +153,7 @@ class Deck(models.Model):
     unresolved = models.JSONField(default=list, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     guest = models.CharField(max_length=40, blank=True, db_index=True,
-                             help_text="the guest session that saved it (mtgsite.guests); empty with an owner")
+                             help_text="the guest session that saved it (plumbing.guests); empty with an owner")
     public = models.BooleanField(default=False, db_index=True,
                                  help_text="listed for everyone (the corpus; a person's deck once they make it "
                                            "public); else reachable only by its link")
@@ -240,13 +240,13 @@ class CompletionJob(models.Model):
     model_version = models.ForeignKey("ml.ModelVersion", null=True, blank=True, on_delete=models.SET_NULL)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     client_key = models.CharField(max_length=80, blank=True, db_index=True,
-                                  help_text="who asked (mtgsite.limits: user:<id>, guest:<session> or ip:<address>); "
+                                  help_text="who asked (plumbing.limits: user:<id>, guest:<session> or ip:<address>); "
                                             "their unfinished jobs are capped")
     guest = models.CharField(max_length=40, blank=True, default="",
-                             help_text="the guest session (mtgsite.guests) whose decks get the result; empty for a user")
+                             help_text="the guest session (plumbing.guests) whose decks get the result; empty for a user")
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (mtgsite.limits)
+    finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (plumbing.limits)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="runs started (a worker that died leaves it "
                                                                       "running; the sweep runs it again)")
     heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")

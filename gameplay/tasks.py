@@ -15,7 +15,7 @@ from gameplay.core.matches import yardstick as strength
 from gameplay.core.search.parallel import search_part as run_part
 from gameplay.core.matches.selfplay import pool_decisions
 from gameplay.play import PROTOCOL_VERSION, advice, session
-from mtgsite.recovery import max_attempts
+from plumbing.recovery import max_attempts
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from ml import kinds
 from ml.models import ModelVersion, TrainingRun
 from ml.progress import Progress
 from ml.registry import activate_version
-from mtgsite.recovery import heartbeat, stale
+from plumbing.recovery import heartbeat, stale
 
 THROTTLE_S = 0.5
 
@@ -289,7 +289,7 @@ WORKER_LOST = ("The worker running this run stopped (killed or lost) at {progres
 
 
 def fail_stale_runs() -> list[int]:
-    """The runs a dead worker left running (``mtgsite.recovery.stale``) fail with the reason (a run is not
+    """The runs a dead worker left running (``plumbing.recovery.stale``) fail with the reason (a run is not
     started again by itself: it may take hours, and the person decides). Returns their ids."""
     failed = []
     for run in stale(TrainingRun.objects.all()):

@@ -21,7 +21,7 @@ from decks.completion.models.manamorphosis.model import DeckDenoiser
 from decks.completion.models.manamorphosis.schedule import cosine_schedule
 from decks.embeddings.service import active_embeddings
 from ml.registry import NoActiveModel, active_version, load_active, load_version
-from mtgsite.device import device
+from plumbing.device import device
 
 
 def build_completer(diffusion=None):

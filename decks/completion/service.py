@@ -28,8 +28,8 @@ from decks.models import CompletionJob, Deck, DeckAppearance
 from decks.services import card_index, card_rules, save_parsed_deck
 from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version
-from mtgsite import limits, live
-from mtgsite.recovery import heartbeat, max_attempts, stale, stale_q
+from plumbing import limits, live
+from plumbing.recovery import heartbeat, max_attempts, stale, stale_q
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
 
 def create_job(request: CompletionRequest, owner=None, client: str = "", guest: str | None = None) -> CompletionJob:
     """Store the job, waiting for a worker (the caller queues it: ``decks.tasks.enqueue_completion``). ``client``
-    is who asked (``mtgsite.limits.Client.key``, as the limits counted it), whose unfinished jobs
+    is who asked (``plumbing.limits.Client.key``, as the limits counted it), whose unfinished jobs
     :data:`LIMIT_WORK` counts; ``guest`` the guest session whose "My decks" gets the deck (none for a user)."""
     return CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
@@ -273,7 +273,7 @@ def seconds_for(jobs: int) -> float | None:
     return jobs * max((now - recent["first"]).total_seconds(), 1.0) / recent["n"]
 
 
-# How the abuse limits (mtgsite.limits) count completions: the client's unfinished jobs, the queue and its pace.
+# How the abuse limits (plumbing.limits) count completions: the client's unfinished jobs, the queue and its pace.
 LIMIT_WORK = limits.Work(unfinished=unfinished_jobs, waiting=waiting_jobs, pace=seconds_for)
 
 
@@ -543,7 +543,7 @@ WORKER_LOST = "The worker running this job stopped (killed or lost); it was trie
 
 
 def recover_stale_jobs() -> list[CompletionJob]:
-    """The jobs a dead worker left running (``mtgsite.recovery.stale``): each is queued again while it has runs
+    """The jobs a dead worker left running (``plumbing.recovery.stale``): each is queued again while it has runs
     left (returned: the caller queues their tasks), or fails with the reason after ``MTG_JOB_MAX_ATTEMPTS`` runs.
     Conditional updates: a job that a redelivered task claims meanwhile is left to it."""
     again = []

@@ -19,7 +19,7 @@ from ml.models import ModelVersion
 from ml.progress import Progress
 from ml.registry import NoActiveModel, model_dir, save_version
 from common.device import DeviceUnavailable, resolve_device
-from mtgsite.device import device as default_device
+from plumbing.device import device as default_device
 
 MASKED = "deck_masked"
 MASKED_FORMAT = "masked-v1"

@@ -37,7 +37,7 @@ from gameplay.core.engine.decks import sample_decks
 from gameplay.core.matches.players import make_player
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
-from mtgsite import recovery
+from plumbing import recovery
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +285,7 @@ WORKER_LOST = "the worker playing it stopped (killed or lost); it was tried {n} 
 
 
 def recover_stale_games() -> list[tuple[int, int]]:
-    """The games of running Celery gauntlets that a dead worker left running (``mtgsite.recovery.stale``): each
+    """The games of running Celery gauntlets that a dead worker left running (``plumbing.recovery.stale``): each
     is made pending again while it has runs left (returned as (run, index): the caller queues them), or
     recorded as an error game with the reason after MTG_JOB_MAX_ATTEMPTS runs, so the run still finishes.
     (A run played by the command's own processes is resumed with ``gauntlet --resume``.)"""

@@ -29,7 +29,7 @@ from gameplay.core.engine.seatview import hidden_names, recommendation_dict
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError
 from gameplay.play.session import advice_wanted, get_engine, load_game, send_to_game
-from mtgsite import live
+from plumbing import live
 
 log = logging.getLogger(__name__)
 SpreadFor = Callable[[Any], tuple[int, Any]]  # a search budget -> (workers, spread) for advisor.recommend

@@ -7,7 +7,7 @@ class GameReview(models.Model):
 
     ``result``: ``{"seat", "turns": [{"turn", "estimate"}], "decisions": [...], "mistakes", "reviewed", ...}``, only
     what the player's seat could see plus the advisor's suggestions. ``heartbeat`` is stamped while a worker runs
-    it, so the workers' sweep (``mtgsite.recovery``) finds a review whose worker died and runs it again."""
+    it, so the workers' sweep (``plumbing.recovery``) finds a review whose worker died and runs it again."""
 
     STATUSES = [("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")]
 

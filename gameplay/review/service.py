@@ -1,5 +1,5 @@
 """The review service: start a review of a finished game, run it (claimed, under a heartbeat, with progress), and
-recover the reviews a dead worker left running (``mtgsite.recovery``). Calls the pure ``gameplay.core.matches.decision_review``."""
+recover the reviews a dead worker left running (``plumbing.recovery``). Calls the pure ``gameplay.core.matches.decision_review``."""
 from __future__ import annotations
 
 import logging
@@ -16,7 +16,7 @@ from gameplay.models import PlayedGame
 from gameplay.play import PlayError
 from gameplay.play.choice import check_deck
 from gameplay.review.models import GameReview
-from mtgsite import recovery
+from plumbing import recovery
 
 log = logging.getLogger(__name__)
 WORKER_LOST = "the worker reviewing this game stopped (killed or lost); it was tried {n} times"

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from ml import kinds, training
 from ml.kinds import TrainingError
 from ml.models import ModelVersion
