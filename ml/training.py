@@ -21,9 +21,6 @@ from ml.progress import Progress
 from ml.registry import activate_version
 from plumbing.recovery import heartbeat, stale
 
-THROTTLE_S = 0.5
-
-
 class RunCancelled(Exception):
     pass
 
@@ -31,7 +28,7 @@ class RunCancelled(Exception):
 # --- reporting ---------------------------------------------------------------------------------------------
 
 class Reporter(Progress):
-    """Progress (0..100), the current metric, the log tail; written at most every THROTTLE_S seconds.
+    """Progress (0..100), the current metric, the log tail; written at most every settings.MTG_TRAINING_REPORT_SECONDS.
     ``listener``, when given, is called with the reporter on every write (the models command's progress bar)."""
 
     def __init__(self, run: TrainingRun, phases: int = 1, listener=None):
@@ -90,7 +87,7 @@ class Reporter(Progress):
 
     def flush(self, force: bool = False):
         now = time.monotonic()
-        if not force and now - self._last < getattr(settings, "MTG_TRAINING_REPORT_SECONDS", THROTTLE_S):
+        if not force and now - self._last < settings.MTG_TRAINING_REPORT_SECONDS:
             return
         self._last = now
         tail = "\n".join(self.lines)

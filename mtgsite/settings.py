@@ -107,6 +107,8 @@ MTG_MODEL_UPLOAD_MAX_BYTES = int(env("MTG_MODEL_UPLOAD_MAX_BYTES", str(64 * 1024
 MTG_TRAINING_REPORT_SECONDS = float(env("MTG_TRAINING_REPORT_SECONDS", "0.5"))
 # Deck completions one inference task claims and samples as one batch.
 COMPLETION_BATCH_SIZE = int(env("COMPLETION_BATCH_SIZE", "8"))
+# A completion job queued or running longer than this (its worker died) counts against nobody's in-flight cap.
+COMPLETION_STALE_SECONDS = int(env("COMPLETION_STALE_SECONDS", "900"))
 MTG_DATASET_DIR = Path(env("MTG_DATASET_DIR", str(VAR_DIR / "datasets")))
 
 INSTALLED_APPS = [
@@ -188,6 +190,7 @@ else:
             "TEST": {"NAME": env("SQLITE_TEST_PATH", str(VAR_DIR / "test_mtg.sqlite3"))},
         }
     }
+    POD_DB_CONN_MAX_AGE = 0  # SQLite: the pod sockets' thread keeps no connection of its own
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- redis: cache, channel layer, celery -------------------------------------

@@ -30,12 +30,12 @@ _sweeps: list = []
 
 
 def max_attempts() -> int:
-    return max(1, int(getattr(settings, "MTG_JOB_MAX_ATTEMPTS", 3)))
+    return max(1, int(settings.MTG_JOB_MAX_ATTEMPTS))
 
 
 def stale_q() -> Q:
     """Running rows whose worker stopped stamping them (or never did, for a row claimed before heartbeats)."""
-    cut = timezone.now() - timedelta(seconds=float(getattr(settings, "MTG_JOB_STALE_SECONDS", 60)))
+    cut = timezone.now() - timedelta(seconds=float(settings.MTG_JOB_STALE_SECONDS))
     return Q(status="running") & (Q(heartbeat__lt=cut) | Q(heartbeat__isnull=True, started__lt=cut))
 
 
@@ -49,10 +49,10 @@ def heartbeat(rows: QuerySet):
 
     Not on the embedded stack: its tasks run eagerly in the process that asked for them, and no worker
     sweeps (nor could a thread write beside SQLite's single writer without waiting on it)."""
-    if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
         yield
         return
-    interval = float(getattr(settings, "MTG_JOB_HEARTBEAT_SECONDS", 10))
+    interval = float(settings.MTG_JOB_HEARTBEAT_SECONDS)
     stop = threading.Event()
 
     def beat():
@@ -85,7 +85,7 @@ def broker_came_back_empty(sweep: str) -> bool:
             client = getattr(conn.default_channel, "client", None)
             if client is None:
                 return False
-            key = f"mtg:sweep-marker:{getattr(settings, 'CELERY_TASK_DEFAULT_QUEUE', 'default')}:{sweep}"
+            key = f"mtg:sweep-marker:{settings.CELERY_TASK_DEFAULT_QUEUE}:{sweep}"
             return bool(client.set(key, "1", nx=True))
     except Exception:  # noqa: BLE001 - the broker is away (kombu's and redis's errors): the next sweep looks again
         log.warning("could not look for the sweep marker of %s", sweep, exc_info=True)
@@ -103,7 +103,7 @@ def sweep_on_workers(task):
 
 def queue_sweeps() -> None:
     """Queue every registered sweep once; a copy that waits longer than one period is dropped."""
-    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
+    period = float(settings.MTG_JOB_SWEEP_SECONDS)
     for task in _sweeps:
         try:
             task.apply_async(expires=max(period, 1.0))
@@ -117,7 +117,7 @@ def _start_sweeping(sender=None, **kwargs):
     its own timer: in its main process, whose event loop is free while the pool processes run the tasks (no
     thread beside it when the pool forks)."""
     queue_sweeps()
-    period = float(getattr(settings, "MTG_JOB_SWEEP_SECONDS", 30))
+    period = float(settings.MTG_JOB_SWEEP_SECONDS)
     timer = getattr(sender, "timer", None)
     if timer is not None:
         timer.call_repeatedly(period, queue_sweeps)

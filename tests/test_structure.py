@@ -236,3 +236,34 @@ def test_a_pure_test_is_told_from_one_that_touches_the_stack(tmp_path):
     # a helper from tests/ is judged by its own imports: the catalogue fixtures reach the database
     assert imports_only_pure_code(ROOT / "tests" / "gameplay" / "conftest.py", True)
     assert not imports_only_pure_code(ROOT / "tests" / "decks" / "completion" / "conftest.py", True)
+
+
+# --- settings read once (issue 37) ---------------------------------------------------------------------------
+
+SETTING_WITH_A_DEFAULT = re.compile(r"getattr\(\s*settings\s*,[^,()]+,")
+
+
+def settings_read_with_a_default(root: Path = ROOT) -> list[str]:
+    """``getattr(settings, "X", default)`` outside mtgsite/settings.py: a second default beside the setting's own."""
+    found = []
+    for folder in APPS:
+        for path in sorted((root / folder).rglob("*.py")):
+            if path == root / "mtgsite" / "settings.py" or "migrations" in path.parts:
+                continue
+            for lineno, line in enumerate(path.read_text().splitlines(), 1):
+                if SETTING_WITH_A_DEFAULT.search(line):
+                    found.append(f"{path.relative_to(root)}:{lineno}")
+    return found
+
+
+def test_settings_are_read_once():
+    """Every setting has its one default in mtgsite/settings.py; the code reads ``settings.X`` (at most two
+    exceptions, for a setting a test or a tool may truly leave out)."""
+    found = settings_read_with_a_default()
+    assert len(found) <= 2, f"settings read with a default of their own (set it in mtgsite/settings.py): {found}"
+
+
+def test_a_planted_setting_default_is_found(tmp_path):
+    (tmp_path / "plumbing").mkdir()
+    (tmp_path / "plumbing" / "x.py").write_text('a = settings.A\nb = getattr(settings, "B", 3)\n')
+    assert settings_read_with_a_default(tmp_path) == ["plumbing/x.py:2"]

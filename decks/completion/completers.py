@@ -13,7 +13,7 @@ import numpy as np
 from decks.core.rules import FORMATS
 from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
 from decks.completion.models.deckrank import SlotIndex
-from decks.completion.training import RANK
+from decks.completion.kind_names import RANK
 from decks.completion.models.manamorphosis.complete import Completer
 from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masked.build import VocabularyMismatch, masked_completer

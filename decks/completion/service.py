@@ -248,7 +248,7 @@ def create_job(request: CompletionRequest, owner=None, client: str = "", guest: 
 def _recent():
     """Jobs young enough to be still wanted: one left queued or running longer than COMPLETION_STALE_SECONDS (its
     worker died) counts against nobody."""
-    since = timezone.now() - timedelta(seconds=getattr(settings, "COMPLETION_STALE_SECONDS", 900))
+    since = timezone.now() - timedelta(seconds=settings.COMPLETION_STALE_SECONDS)
     return CompletionJob.objects.filter(created__gte=since)
 
 
@@ -337,7 +337,7 @@ def claim_jobs(job_id, limit: int | None = None, worker: str = "") -> list[Compl
     (:func:`recover_stale_jobs`) queues it again or fails it with the reason. Each claim counts a run (``attempts``)
     and names the ``worker`` that took it.
     """
-    limit = max(1, int(limit or getattr(settings, "COMPLETION_BATCH_SIZE", 8)))
+    limit = max(1, int(limit or settings.COMPLETION_BATCH_SIZE))
     now = timezone.now()
     own_cond = Q(pk=job_id) & (Q(status="queued") | (stale_q() & Q(attempts__lt=max_attempts())))
     fields = dict(status="running", started=now, heartbeat=now, progress=0.0, message="Loading the model", worker=worker)
