@@ -13,13 +13,14 @@ import time
 import traceback
 
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from ml import kinds
 from ml.models import ModelVersion, TrainingRun
 from ml.progress import Progress
-from ml.registry import activate_version
-from plumbing.recovery import heartbeat, stale
+from ml.registry import activate_version, active_version
+from plumbing.recovery import heartbeat, recover_stale
 
 class RunCancelled(Exception):
     pass
@@ -219,7 +220,7 @@ def execute(run_id: int, listener=None) -> TrainingRun:
         return run  # done, cancelled, or a redelivered task of a run another worker took
     now = timezone.now()
     claimed = TrainingRun.objects.filter(pk=run.pk, status="queued").update(
-        status="running", started=now, heartbeat=now, message="Starting")
+        status="running", started=now, heartbeat=now, message="Starting", attempts=F("attempts") + 1)
     if not claimed:
         return TrainingRun.objects.get(pk=run_id)
     run.refresh_from_db()
@@ -277,24 +278,16 @@ def activates(kind: kinds.Kind, version: ModelVersion, activate) -> bool:
     version of its (kind, scope) by the kind's ``better`` (or none is active)."""
     if activate != IF_BETTER:
         return bool(activate)
-    current = ModelVersion.objects.filter(kind=version.kind, scope=version.scope, active=True).first()
+    current = active_version(version.kind, version.scope, required=False)
     return current is None or kind.better(version.metrics or {}, current.metrics or {})
-
-
-WORKER_LOST = ("The worker running this run stopped (killed or lost) at {progress:.0f}% and the run did not finish. "
-               "Start it again: a new run starts from the beginning.")
 
 
 def fail_stale_runs() -> list[int]:
     """The runs a dead worker left running (``plumbing.recovery.stale``) fail with the reason (a run is not
     started again by itself: it may take hours, and the person decides). Returns their ids."""
-    failed = []
-    for run in stale(TrainingRun.objects.all()):
-        if stale(TrainingRun.objects.filter(pk=run.pk)).update(
-                status="failed", finished=timezone.now(), message="Failed",
-                error=WORKER_LOST.format(progress=run.progress)):
-            failed.append(run.pk)
-    return failed
+    _, failed = recover_stale(TrainingRun.objects.all(), what="run", progress=True, failed={"message": "Failed"},
+                              then="The run did not finish; start it again: a new run starts from the beginning.")
+    return [run.pk for run in failed]
 
 
 # --- display -----------------------------------------------------------------------------------------------

@@ -5,6 +5,10 @@ thread stamps the row's ``heartbeat`` every ``MTG_JOB_HEARTBEAT_SECONDS`` while 
 killed mid-job (``kill -9``, out of memory, its machine gone) stops stamping, so a row still "running"
 whose heartbeat is older than ``MTG_JOB_STALE_SECONDS`` (:func:`stale`) was left by a dead worker.
 
+Every kind of job row (deck completions, gauntlet games, game reviews, training runs) is a
+:class:`plumbing.jobs.JobRow`, and one function, :func:`recover_stale`, finds what a dead worker left: it queues
+a row again while it has runs left, or fails it with one message (:func:`worker_lost`).
+
 Each app registers its sweep task with :func:`sweep_on_workers`; every worker queues the sweeps when it
 starts and every ``MTG_JOB_SWEEP_SECONDS`` after, and each sweep runs its stale rows again (up to
 ``MTG_JOB_MAX_ATTEMPTS`` runs) or fails them with the reason, and queues again the work whose messages a
@@ -16,12 +20,13 @@ import contextlib
 import logging
 import threading
 from datetime import timedelta
+from typing import Callable
 
 from celery import current_app
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, connections
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.utils import timezone
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,42 @@ def stale_q() -> Q:
 
 def stale(rows: QuerySet) -> QuerySet:
     return rows.filter(stale_q())
+
+
+def worker_lost(what: str, runs: int, *, progress: float | None = None, then: str = "") -> str:
+    """The one message of a job whose worker stopped: what it was, how far it got (``progress``, percent), how many
+    runs it had (said from the second on), and what the person may do (``then``)."""
+    at = f" at {progress:.0f}%" if progress is not None else ""
+    tried = f"; it was tried {runs} times" if runs > 1 else ""
+    return f"The worker running this {what} stopped (killed or lost){at}{tried}.{f' {then}' if then else ''}"
+
+
+def recover_stale(rows: QuerySet, *, what: str, again: Callable[[Model], dict] | None = None, then: str = "",
+                  failed: dict | None = None, fail: Callable[[Model, str], object] | None = None,
+                  progress: bool = False) -> tuple[list, list]:
+    """The job rows of ``rows`` (in its order) that a dead worker left running (:func:`stale`): each is queued
+    again while it has runs left (``again(row)``: the fields that queue it; None: never run again), or fails with
+    :func:`worker_lost` (``what``, ``then``; its progress in the message with ``progress``): status ``failed``, the
+    error, ``finished`` and the fields ``failed``, or ``fail(row, error)`` where failing is more than an update.
+    Conditional updates: a row that a redelivered task claims meanwhile is left to it.
+
+    Returns (the rows queued again, the rows failed), read again from the database."""
+    requeued, lost = [], []
+    for row in stale(rows):
+        mine = stale(type(row).objects.filter(pk=row.pk))
+        if again is not None and row.attempts < max_attempts():
+            if mine.update(**again(row)):
+                requeued.append(row)
+            continue
+        error = worker_lost(what, row.attempts, progress=row.progress if progress else None, then=then)
+        if fail is not None:
+            fail(row, error)
+            lost.append(row)
+        elif mine.update(status="failed", error=error, finished=timezone.now(), **(failed or {})):
+            lost.append(row)
+    for row in requeued + lost:
+        row.refresh_from_db()
+    return requeued, lost
 
 
 @contextlib.contextmanager

@@ -26,10 +26,9 @@ from decks.core.decklist import Entry, ParsedDeck, parse_decklist
 from decks.core.rules import FORMATS, normalize_format, validate_deck
 from decks.models import CompletionJob, Deck, DeckAppearance
 from decks.services import card_index, card_rules, save_parsed_deck
-from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version
 from plumbing import limits, live
-from plumbing.recovery import heartbeat, max_attempts, stale, stale_q
+from plumbing.recovery import heartbeat, max_attempts, recover_stale, stale_q
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +279,8 @@ LIMIT_WORK = limits.Work(unfinished=unfinished_jobs, waiting=waiting_jobs, pace=
 # --- running -----------------------------------------------------------------------------------
 
 def _active_pk(kind: str):
-    return ModelVersion.objects.filter(kind=kind, scope="", active=True).values_list("pk", flat=True).first()
+    version = active_version(kind, required=False)
+    return version.pk if version is not None else None
 
 
 def get_completer(model: str = DEFAULT_MODEL):
@@ -538,28 +538,16 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
                 publish_job(job)
 
 
-WORKER_LOST = "The worker running this job stopped (killed or lost); it was tried {n} times and nothing was saved. " \
-              "Try again."
-
-
 def recover_stale_jobs() -> list[CompletionJob]:
-    """The jobs a dead worker left running (``plumbing.recovery.stale``): each is queued again while it has runs
-    left (returned: the caller queues their tasks), or fails with the reason after ``MTG_JOB_MAX_ATTEMPTS`` runs.
-    Conditional updates: a job that a redelivered task claims meanwhile is left to it."""
-    again = []
-    for job in stale(CompletionJob.objects.all()).order_by("created"):
-        rows = stale(CompletionJob.objects.filter(pk=job.pk))
-        if job.attempts >= max_attempts():
-            done = rows.update(status="failed", error=WORKER_LOST.format(n=job.attempts), message="Failed",
-                               finished=timezone.now())
-        else:
-            done = rows.update(status="queued", progress=0.0, message=f"Queued again: the worker running it stopped "
-                                                                      f"(run {job.attempts + 1} of {max_attempts()})")
-        if not done:
-            continue
-        job.refresh_from_db()
-        if job.status == "queued":
-            again.append(job)
+    """The jobs a dead worker left running (``plumbing.recovery.recover_stale``): each is queued again while it has
+    runs left (returned: the caller queues their tasks), or fails with the reason after ``MTG_JOB_MAX_ATTEMPTS``
+    runs; the page hears of both."""
+    again, failed = recover_stale(
+        CompletionJob.objects.order_by("created"), what="job", then="Nothing was saved: try again.",
+        failed={"message": "Failed"},
+        again=lambda job: {"status": "queued", "progress": 0.0, "message": f"Queued again: the worker running it "
+                           f"stopped (run {job.attempts + 1} of {max_attempts()})"})
+    for job in again + failed:
         try:
             publish_job(job)
         except Exception:  # noqa: BLE001 - best effort (the channel layer may be down): the page polls the row too

@@ -19,7 +19,6 @@ from gameplay.review.models import GameReview
 from plumbing import recovery
 
 log = logging.getLogger(__name__)
-WORKER_LOST = "the worker reviewing this game stopped (killed or lost); it was tried {n} times"
 
 
 def review_settings() -> ReviewSettings:
@@ -119,14 +118,9 @@ def queued_reviews() -> list[int]:
 def recover_stale_reviews() -> list[int]:
     """The reviews a dead worker left running: queued again while they have runs left (returned: the caller queues
     them), else failed with the reason after MTG_JOB_MAX_ATTEMPTS runs."""
-    again = []
-    for review in recovery.stale(GameReview.objects.all()):
-        rows = recovery.stale(GameReview.objects.filter(pk=review.pk))
-        if review.attempts >= recovery.max_attempts():
-            rows.update(status="failed", error=WORKER_LOST.format(n=review.attempts), finished=timezone.now())
-        elif rows.update(status="queued"):
-            again.append(review.pk)
-    return again
+    again, _ = recovery.recover_stale(GameReview.objects.all(), what="review",
+                                      again=lambda review: {"status": "queued"})
+    return [review.pk for review in again]
 
 
 def payload(review: GameReview | None) -> dict:
