@@ -2,7 +2,7 @@
 
 ``auto`` is ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu`` is always ``cpu``; ``cuda`` is ``cuda`` or,
 where torch sees no GPU, :class:`DeviceUnavailable` (never a silent fall-back to the CPU). The site's shell
-reads the setting and calls this (``mtgsite.device.device``); pure model code takes the device as an argument.
+reads the setting and calls this (``plumbing.device.device``); pure model code takes the device as an argument.
 """
 from __future__ import annotations
 

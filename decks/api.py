@@ -1,7 +1,7 @@
 """REST API (DRF) for cards and decks. Reads are public; anyone may import a deck. A deck a person saves is
 unlisted (in no list, readable by its id) until its owner makes it public (PATCH ``{"public": true}``).
 
-Errors have the site's shape (``mtgsite.api``): ``{"errors": [{"message": "...", ...}]}``; decklist line errors
+Errors have the site's shape (``plumbing.api``): ``{"errors": [{"message": "...", ...}]}``; decklist line errors
 add ``line``, ``text`` and ``suggestions``; parameter errors add ``field``.
 """
 from __future__ import annotations
@@ -25,9 +25,9 @@ from decks.search import COLOR_CHOICES, SORTS, search_cards
 from decks.services import parsed_from_deck
 from decks.views import EXPORT_STYLES
 from decks.embeddings.service import similar_cards
-from mtgsite import limits
-from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
-from mtgsite.guests import guest_key
+from plumbing import limits
+from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response
+from plumbing.guests import guest_key
 
 class _NoFormatOverride:
     """api_settings, except that ``?format=`` does not pick a renderer."""

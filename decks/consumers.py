@@ -14,7 +14,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from decks.completion.service import job_group, job_payload
 from decks.models import CompletionJob, Deck
 from decks.tasks import analyze_deck, deck_group
-from mtgsite import limits
+from plumbing import limits
 
 PROTOCOL_VERSION = 1
 

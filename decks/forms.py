@@ -10,7 +10,7 @@ from decks.core.rules import FORMATS, normalize_format
 from decks.models import Deck
 from decks.services import card_index, save_parsed_deck
 from decks.tasks import enqueue_analysis
-from mtgsite.guests import guest_key
+from plumbing.guests import guest_key
 
 
 MAX_DECK_TEXT = 20_000

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 
+from decks.completion.kind_names import DIFFUSION, MASKED, RANK
 from decks.completion.training import (
-    DIFFUSION, MASKED, MASKED_FORMAT, MASKED_QUICK, RANK, RANK_FORMAT, RANK_QUICK, train_diffusion, train_masked,
-    train_rank)
+    MASKED_FORMAT, MASKED_QUICK, RANK_FORMAT, RANK_QUICK, train_diffusion, train_masked, train_rank)
 from decks.embeddings.training import KIND as EMBEDDINGS
 from decks.embeddings.training import evaluate as evaluate_embeddings
 from decks.embeddings.training import train as train_embeddings

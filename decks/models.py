@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from decks.core.cards import COLOR_ORDER
 from decks.core.cards import mana_symbols as cost_symbols
+from plumbing.jobs import JobRow
 
 
 class Card(models.Model):
@@ -153,7 +154,7 @@ class Deck(models.Model):
     unresolved = models.JSONField(default=list, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     guest = models.CharField(max_length=40, blank=True, db_index=True,
-                             help_text="the guest session that saved it (mtgsite.guests); empty with an owner")
+                             help_text="the guest session that saved it (plumbing.guests); empty with an owner")
     public = models.BooleanField(default=False, db_index=True,
                                  help_text="listed for everyone (the corpus; a person's deck once they make it "
                                            "public); else reachable only by its link")
@@ -214,7 +215,7 @@ class DeckAppearance(models.Model):
     dup_of_earlier = models.BooleanField(default=False)
 
 
-class CompletionJob(models.Model):
+class CompletionJob(JobRow):
     """One deck-completion request: the user's cards in, a legal 60 + 15 deck out (run by a Celery task)."""
 
     STATUSES = [("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")]
@@ -235,21 +236,16 @@ class CompletionJob(models.Model):
                                        "continuous diffusion (deck_diffusion), which alone uses the sampler")
     seed = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
     deck = models.ForeignKey(Deck, null=True, blank=True, on_delete=models.SET_NULL, related_name="completion_jobs")
     model_version = models.ForeignKey("ml.ModelVersion", null=True, blank=True, on_delete=models.SET_NULL)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     client_key = models.CharField(max_length=80, blank=True, db_index=True,
-                                  help_text="who asked (mtgsite.limits: user:<id>, guest:<session> or ip:<address>); "
+                                  help_text="who asked (plumbing.limits: user:<id>, guest:<session> or ip:<address>); "
                                             "their unfinished jobs are capped")
     guest = models.CharField(max_length=40, blank=True, default="",
-                             help_text="the guest session (mtgsite.guests) whose decks get the result; empty for a user")
+                             help_text="the guest session (plumbing.guests) whose decks get the result; empty for a user")
     created = models.DateTimeField(auto_now_add=True)
-    started = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (mtgsite.limits)
-    attempts = models.PositiveSmallIntegerField(default=0, help_text="runs started (a worker that died leaves it "
-                                                                      "running; the sweep runs it again)")
-    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")
+    finished = models.DateTimeField(null=True, blank=True, db_index=True)  # the workers' pace (plumbing.limits)
     worker = models.CharField(max_length=200, blank=True, help_text="the Celery worker (its -n name) that ran it last; "
                                                                     "the machine's name when it ran in the web process "
                                                                     "(embedded stack)")

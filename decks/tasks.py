@@ -11,9 +11,9 @@ from django.utils import timezone
 from decks.analysis import analyze
 from decks.completion.service import INTERNAL_ERROR, job_payload, publish_job, recover_stale_jobs, run_batch
 from decks.models import CompletionJob, Deck
-from mtgsite import live
-from mtgsite.jobs import queue_on_commit
-from mtgsite.recovery import broker_came_back_empty, sweep_on_workers
+from plumbing import live
+from plumbing.jobs import queue_on_commit
+from plumbing.recovery import broker_came_back_empty, sweep_on_workers
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def complete_deck_task(job_id: str) -> dict:
 @sweep_on_workers
 @shared_task(name="decks.recover_completions", ignore_result=True)
 def recover_completions() -> int:
-    """Every worker's sweep (``mtgsite.recovery``): the jobs a dead worker left running are queued again, or
+    """Every worker's sweep (``plumbing.recovery``): the jobs a dead worker left running are queued again, or
     failed with the reason once they have had their runs; after Redis came back empty, the waiting jobs' tasks
     are sent again. Returns how many were queued again."""
     again = recover_stale_jobs()

@@ -22,8 +22,8 @@ from decks.models import Card, CardSet, Deck, DeckCard
 from decks.search import COLOR_CHOICES, SORT_CHOICES, paginate, query_without_page, search_cards
 from decks.services import parsed_from_deck
 from decks.embeddings.service import similar_cards
-from mtgsite import limits
-from mtgsite.guests import guest_key
+from plumbing import limits
+from plumbing.guests import guest_key
 
 EXPORT_STYLES = {"arena": to_arena, "mtgo": to_mtgo}
 DECK_SORTS = {"popularity": lambda decks: decks.order_by("-occurrences", "-id"), "newest": lambda decks: decks.newest()}

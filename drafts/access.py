@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from drafts.models import Draft, DraftSeat
 from drafts.pods.service import consent_of, set_consent
-from mtgsite.guests import guest_key  # noqa: F401 - re-exported for the draft pages
+from plumbing.guests import guest_key  # noqa: F401 - re-exported for the draft pages
 
 
 def current_consent(request) -> bool | None:

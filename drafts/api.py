@@ -13,8 +13,8 @@ from drafts.access import visible_seats
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
 from drafts.views import csv_download
-from mtgsite import limits
-from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing import limits
+from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
 
 MAX_PACK = 20
 MAX_POOL = 60

@@ -5,6 +5,7 @@ from ml import kinds
 
 class DraftsConfig(AppConfig):
     name = "drafts"
+    websocket_routes = "drafts.routing.websocket_urlpatterns"  # collected by mtgsite.routing
 
     def ready(self):
         from drafts.kinds import DRAFT_BOT  # noqa: PLC0415 - imports models: only once the app registry is ready

@@ -31,8 +31,7 @@ from drafts.core.deckbuild import build_deck
 from drafts.core.pod import DraftPod, simulate
 from drafts.core.sets import DraftableSet, arrange, bonus_sheet_of
 from drafts.models import Draft, DraftPick, DraftSeat
-from ml.models import ModelVersion
-from ml.registry import load_version
+from ml.registry import active_version, load_version
 
 BOT_NAMES = ("draftsim", "archetype", "neural", "rating", "random")
 CLASSIC_SETS = {"M19", "M20"}
@@ -182,7 +181,7 @@ def bot_scope(family: str, code: str) -> str:
 
 
 def _active_bot_version(family: str, code: str):
-    return ModelVersion.objects.filter(kind="draft_bot", scope=bot_scope(family, code), active=True).first()
+    return active_version("draft_bot", bot_scope(family, code), required=False)
 
 
 def get_bot(name: str, s: SetList, seed: int = 0) -> tuple[DraftBot, object]:

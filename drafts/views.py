@@ -21,7 +21,7 @@ from drafts.core.plots import draft_history_figure, loss_curves_figure, weights_
 from drafts.logstore import export_logs
 from drafts.models import Draft, DraftPick, DraftSeat
 from ml.models import ModelVersion
-from mtgsite import limits
+from plumbing import limits
 
 SEAT_MIXES = {
     "draftsim": "DraftsimBot in every seat",

@@ -15,9 +15,9 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
-from mtgsite import limits
-from mtgsite.guests import guest_key
+from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing import limits
+from plumbing.guests import guest_key
 from gameplay.core.engine.decks import sample_decks
 from gameplay import tasks
 from gameplay.play import PlayError, advice, choice, session

@@ -25,7 +25,7 @@ from common import wire
 from gameplay import tasks
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError, session
-from mtgsite import limits
+from plumbing import limits
 
 log = logging.getLogger(__name__)
 MAX_MESSAGE = 8192

@@ -15,7 +15,7 @@ from gameplay.core.matches import yardstick as strength
 from gameplay.core.search.parallel import search_part as run_part
 from gameplay.core.matches.selfplay import pool_decisions
 from gameplay.play import PROTOCOL_VERSION, advice, session
-from mtgsite.recovery import max_attempts
+from plumbing.recovery import max_attempts
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +119,8 @@ def advice_spread(budget) -> tuple[int, object]:
     """(workers, spread) for one advice search: extra parts on Celery workers when the budget is long
     enough to pay for them (GAME_ADVICE_SPREAD_PARTS, GAME_ADVICE_SPREAD_MIN_SECONDS) and a real broker
     runs them; otherwise the search runs in the calling process alone."""
-    parts = int(getattr(settings, "GAME_ADVICE_SPREAD_PARTS", 0) or 0)
-    long_enough = (budget.seconds or 0) >= float(getattr(settings, "GAME_ADVICE_SPREAD_MIN_SECONDS", 10))
+    parts = int(settings.GAME_ADVICE_SPREAD_PARTS or 0)
+    long_enough = (budget.seconds or 0) >= float(settings.GAME_ADVICE_SPREAD_MIN_SECONDS)
     if parts <= 0 or settings.CELERY_TASK_ALWAYS_EAGER or not long_enough:
         return 1, None
     return 1 + parts, spread_over_workers

@@ -13,8 +13,8 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from mtgsite import limits
-from mtgsite.guests import guest_key
+from plumbing import limits
+from plumbing.guests import guest_key
 from gameplay.play import PlayError, choice, session
 from gameplay.models import PlayedGame
 

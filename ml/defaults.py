@@ -8,7 +8,7 @@ from pathlib import Path
 from django.conf import settings
 
 from ml.models import ModelVersion
-from ml.registry import _stored_path, register_file, resolve_path, sha256_file
+from ml.registry import _stored_path, active_version, register_file, resolve_path, sha256_file
 
 SHIPPED_KINDS = ("card_embeddings", "deck_masked", "deck_rank", "deck_diffusion")
 # kinds that work without a version: deck_masked completes with the neighbour vote (its prior) until one exists,
@@ -83,7 +83,7 @@ def register_shipped(log=print) -> list[ModelVersion]:
         scope = entry.get("scope", "")
         if ModelVersion.objects.filter(kind=entry["kind"], scope=scope, weights_sha256=entry["sha256"]).exists():
             continue
-        has_active = ModelVersion.objects.filter(kind=entry["kind"], scope=scope, active=True).exists()
+        has_active = active_version(entry["kind"], scope, required=False) is not None
         version = register_file(entry["kind"], path, entry["config"], entry.get("metrics"), scope=scope,
                                 activate=not has_active, data_snapshot=entry.get("data_snapshot"),
                                 notes=entry.get("notes", ""))

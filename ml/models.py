@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ml import kinds
+from plumbing.jobs import JobRow
 
 
 def check_kind(kind: str) -> None:
@@ -77,7 +78,7 @@ class ActivationEvent(models.Model):
         return f"{self.action} {self.version} (was {self.previous or 'none'})"
 
 
-class TrainingRun(KindChecked):
+class TrainingRun(KindChecked, JobRow):
     """A training or evaluation job (a Celery task on the training queue) and what it reports."""
     STATUSES = [(s, s) for s in ("queued", "running", "succeeded", "failed", "cancelled")]
     JOBS = [("train", "train"), ("evaluate", "evaluate")]
@@ -93,13 +94,9 @@ class TrainingRun(KindChecked):
     metric_value = models.FloatField(null=True, blank=True)
     message = models.CharField(max_length=200, blank=True, default="")
     log = models.TextField(blank=True, default="")
-    error = models.TextField(blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
-    started = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
     created_by = models.CharField(max_length=150, blank=True, default="")
     task_id = models.CharField(max_length=64, blank=True, default="")
-    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")
     target_version = models.ForeignKey(ModelVersion, null=True, blank=True, on_delete=models.PROTECT,
                                        related_name="evaluations", help_text="the version an evaluation scores")
     result_version = models.ForeignKey(ModelVersion, null=True, blank=True, on_delete=models.PROTECT,

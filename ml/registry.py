@@ -295,9 +295,11 @@ def upload_version(kind: str, scope: str, file, config: dict, notes: str = "", a
         raise
 
 
-def active_version(kind: str, scope: str = "") -> ModelVersion:
+def active_version(kind: str, scope: str = "", *, required: bool = True) -> ModelVersion | None:
+    """The active version of ``kind`` (for ``scope``): the one registry call every app asks it by. None active:
+    :class:`NoActiveModel` with what to do, or None when not ``required``."""
     version = ModelVersion.objects.filter(kind=kind, scope=scope, active=True).first()
-    if version is None:
+    if version is None and required:
         raise NoActiveModel(f"No active {kind} model{f' for {scope}' if scope else ''}: "
                             f"run `manage.py setup_site` (registers the shipped default) or train one.")
     return version

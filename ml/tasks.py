@@ -13,7 +13,7 @@ from kombu.exceptions import OperationalError
 from ml.models import ModelVersion, TrainingRun
 from ml.registry import load_active
 from ml.training import create_evaluation_run, create_training_run, execute, fail_stale_runs
-from mtgsite.recovery import broker_came_back_empty, sweep_on_workers
+from plumbing.recovery import broker_came_back_empty, sweep_on_workers
 
 
 # Not rejected back to the queue when their worker dies (reject_on_worker_lost is off): a run is not started
@@ -32,7 +32,7 @@ def evaluate_task(run_id: int) -> str:
 @sweep_on_workers
 @shared_task(name="ml.recover_runs", ignore_result=True)
 def recover_runs() -> int:
-    """Every worker's sweep (``mtgsite.recovery``): the runs a dead worker left running fail with the reason;
+    """Every worker's sweep (``plumbing.recovery``): the runs a dead worker left running fail with the reason;
     after Redis came back empty, the waiting runs' tasks are sent again. Returns how many runs failed."""
     if broker_came_back_empty("ml.runs"):
         for run in TrainingRun.objects.filter(status="queued"):

@@ -13,16 +13,14 @@ import time
 import traceback
 
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from ml import kinds
 from ml.models import ModelVersion, TrainingRun
 from ml.progress import Progress
-from ml.registry import activate_version
-from mtgsite.recovery import heartbeat, stale
-
-THROTTLE_S = 0.5
-
+from ml.registry import activate_version, active_version
+from plumbing.recovery import heartbeat, recover_stale
 
 class RunCancelled(Exception):
     pass
@@ -31,7 +29,7 @@ class RunCancelled(Exception):
 # --- reporting ---------------------------------------------------------------------------------------------
 
 class Reporter(Progress):
-    """Progress (0..100), the current metric, the log tail; written at most every THROTTLE_S seconds.
+    """Progress (0..100), the current metric, the log tail; written at most every settings.MTG_TRAINING_REPORT_SECONDS.
     ``listener``, when given, is called with the reporter on every write (the models command's progress bar)."""
 
     def __init__(self, run: TrainingRun, phases: int = 1, listener=None):
@@ -90,7 +88,7 @@ class Reporter(Progress):
 
     def flush(self, force: bool = False):
         now = time.monotonic()
-        if not force and now - self._last < getattr(settings, "MTG_TRAINING_REPORT_SECONDS", THROTTLE_S):
+        if not force and now - self._last < settings.MTG_TRAINING_REPORT_SECONDS:
             return
         self._last = now
         tail = "\n".join(self.lines)
@@ -222,7 +220,7 @@ def execute(run_id: int, listener=None) -> TrainingRun:
         return run  # done, cancelled, or a redelivered task of a run another worker took
     now = timezone.now()
     claimed = TrainingRun.objects.filter(pk=run.pk, status="queued").update(
-        status="running", started=now, heartbeat=now, message="Starting")
+        status="running", started=now, heartbeat=now, message="Starting", attempts=F("attempts") + 1)
     if not claimed:
         return TrainingRun.objects.get(pk=run_id)
     run.refresh_from_db()
@@ -280,24 +278,16 @@ def activates(kind: kinds.Kind, version: ModelVersion, activate) -> bool:
     version of its (kind, scope) by the kind's ``better`` (or none is active)."""
     if activate != IF_BETTER:
         return bool(activate)
-    current = ModelVersion.objects.filter(kind=version.kind, scope=version.scope, active=True).first()
+    current = active_version(version.kind, version.scope, required=False)
     return current is None or kind.better(version.metrics or {}, current.metrics or {})
 
 
-WORKER_LOST = ("The worker running this run stopped (killed or lost) at {progress:.0f}% and the run did not finish. "
-               "Start it again: a new run starts from the beginning.")
-
-
 def fail_stale_runs() -> list[int]:
-    """The runs a dead worker left running (``mtgsite.recovery.stale``) fail with the reason (a run is not
+    """The runs a dead worker left running (``plumbing.recovery.stale``) fail with the reason (a run is not
     started again by itself: it may take hours, and the person decides). Returns their ids."""
-    failed = []
-    for run in stale(TrainingRun.objects.all()):
-        if stale(TrainingRun.objects.filter(pk=run.pk)).update(
-                status="failed", finished=timezone.now(), message="Failed",
-                error=WORKER_LOST.format(progress=run.progress)):
-            failed.append(run.pk)
-    return failed
+    _, failed = recover_stale(TrainingRun.objects.all(), what="run", progress=True, failed={"message": "Failed"},
+                              then="The run did not finish; start it again: a new run starts from the beginning.")
+    return [run.pk for run in failed]
 
 
 # --- display -----------------------------------------------------------------------------------------------

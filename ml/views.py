@@ -20,7 +20,7 @@ from ml.metric_labels import metric_label
 from ml.models import ModelVersion, TrainingRun
 from ml.safetensors_check import UploadRejected
 from ml.tasks import cancel, enqueue_evaluation, enqueue_training
-from mtgsite.staff import staff_only
+from plumbing.staff import staff_only
 
 METRIC_COLUMNS = 12  # the most metric columns a group's table shows
 

@@ -8,7 +8,7 @@ import os
 from django.core.asgi import get_asgi_application
 from django.urls import get_resolver
 
-from mtgsite.progress import ticking
+from plumbing.progress import ticking
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mtgsite.settings")
 LOAD_SECONDS = 8.0  # the estimate behind the bar's ETA (Django, the views, torch) on the shared 2-core machine

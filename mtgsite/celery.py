@@ -20,7 +20,7 @@ app.autodiscover_tasks(TASK_PACKAGES)
 @worker_init.connect
 def check_device(**_kwargs) -> None:
     """A worker started with MTG_DEVICE=cuda where torch sees no GPU stops with the reason (no silent CPU run)."""
-    from mtgsite.device import device  # noqa: PLC0415 Django settings: only once the worker starts
+    from plumbing.device import device  # noqa: PLC0415 Django settings: only once the worker starts
 
     try:
         device()

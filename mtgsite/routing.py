@@ -1,6 +1,13 @@
-"""All websocket routes; each app contributes its own list."""
-from decks.routing import websocket_urlpatterns as deck_ws
-from drafts.routing import websocket_urlpatterns as draft_ws
-from gameplay.routing import websocket_urlpatterns as game_ws
+"""All websocket routes: each app names its own list in its AppConfig (``websocket_routes``, a dotted path), so
+the project imports no app."""
+from django.apps import apps
+from django.utils.module_loading import import_string
 
-websocket_urlpatterns = [*deck_ws, *draft_ws, *game_ws]
+
+def collect() -> list:
+    """The websocket routes of every installed app that has some, in the order of INSTALLED_APPS."""
+    return [route for config in apps.get_app_configs() if getattr(config, "websocket_routes", None)
+            for route in import_string(config.websocket_routes)]
+
+
+websocket_urlpatterns = collect()

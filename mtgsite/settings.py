@@ -98,7 +98,7 @@ VAR_DIR = Path(env("MTG_VAR_DIR", str(BASE_DIR / "var")))
 MTG_MODEL_DIR = Path(env("MTG_MODEL_DIR", str(VAR_DIR / "models")))
 # The torch device of the workers and commands (MTG_DEVICE): auto (cuda when torch sees a GPU, else cpu), cpu or
 # cuda (a worker or command asked for cuda without a GPU stops at start-up with the reason). Resolved by
-# mtgsite.device.device().
+# plumbing.device.device().
 MTG_DEVICE = env("MTG_DEVICE", "auto").strip().lower()
 if MTG_DEVICE not in DEVICE_CHOICES:
     raise ImproperlyConfigured(f"MTG_DEVICE must be one of {', '.join(DEVICE_CHOICES)}, not {MTG_DEVICE!r}")
@@ -107,6 +107,8 @@ MTG_MODEL_UPLOAD_MAX_BYTES = int(env("MTG_MODEL_UPLOAD_MAX_BYTES", str(64 * 1024
 MTG_TRAINING_REPORT_SECONDS = float(env("MTG_TRAINING_REPORT_SECONDS", "0.5"))
 # Deck completions one inference task claims and samples as one batch.
 COMPLETION_BATCH_SIZE = int(env("COMPLETION_BATCH_SIZE", "8"))
+# A completion job queued or running longer than this (its worker died) counts against nobody's in-flight cap.
+COMPLETION_STALE_SECONDS = int(env("COMPLETION_STALE_SECONDS", "900"))
 MTG_DATASET_DIR = Path(env("MTG_DATASET_DIR", str(VAR_DIR / "datasets")))
 
 INSTALLED_APPS = [
@@ -137,7 +139,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "mtgsite.middleware.DatabaseUnavailableMiddleware",  # a lost database connection: 503 and Retry-After
+    "plumbing.middleware.DatabaseUnavailableMiddleware",  # a lost database connection: 503 and Retry-After
 ]
 
 ROOT_URLCONF = "mtgsite.urls"
@@ -151,7 +153,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "mtgsite.context.site",
+                "plumbing.context.site",
             ],
         },
     },
@@ -188,14 +190,15 @@ else:
             "TEST": {"NAME": env("SQLITE_TEST_PATH", str(VAR_DIR / "test_mtg.sqlite3"))},
         }
     }
+    POD_DB_CONN_MAX_AGE = 0  # SQLite: the pod sockets' thread keeps no connection of its own
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- redis: cache, channel layer, celery -------------------------------------
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
 # The services stack's channel layer (MTG_CHANNEL_LAYER): "pubsub", channels_redis' pub/sub layer (a group message
-# is one PUBLISH each subscribed process gets once; mtgsite/channel_layer.py closes the sockets of a lost Redis
+# is one PUBLISH each subscribed process gets once; plumbing/channel_layer.py closes the sockets of a lost Redis
 # connection), or "core", its sorted-set queue per channel. pubsub held more pods under 200 ms (docs/reliability.md).
-CHANNEL_LAYER_BACKENDS = {"pubsub": "mtgsite.channel_layer.RedisPubSubChannelLayer",
+CHANNEL_LAYER_BACKENDS = {"pubsub": "plumbing.channel_layer.RedisPubSubChannelLayer",
                           "core": "channels_redis.core.RedisChannelLayer"}
 MTG_CHANNEL_LAYER = env("MTG_CHANNEL_LAYER", "pubsub")
 if MTG_CHANNEL_LAYER not in CHANNEL_LAYER_BACKENDS:
@@ -254,7 +257,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A pool process killed mid-task: its message goes back to the queue only for tasks that say it is
 # safe to run again (reject_on_worker_lost=True: a completion batch, a gauntlet game, advice).
 CELERY_TASK_REJECT_ON_WORKER_LOST = False
-# Jobs that outlive a killed worker (mtgsite/recovery.py, docs/reliability.md#faults): a running job's
+# Jobs that outlive a killed worker (plumbing/recovery.py, docs/reliability.md#faults): a running job's
 # row gets a heartbeat every MTG_JOB_HEARTBEAT_SECONDS; one without a heartbeat for MTG_JOB_STALE_SECONDS
 # was left by a dead worker, and the sweep every worker queues every MTG_JOB_SWEEP_SECONDS runs it again
 # (deck completions and gauntlet games, MTG_JOB_MAX_ATTEMPTS runs in all) or fails it with the reason.
@@ -329,7 +332,7 @@ GAME_REVIEW_SIMULATIONS = int(env("GAME_REVIEW_SIMULATIONS", "2"))  # per candid
 GAME_REVIEW_MAX_DECISIONS = int(env("GAME_REVIEW_MAX_DECISIONS", "40"))
 GAME_REVIEW_MISTAKE_MARGIN = float(env("GAME_REVIEW_MISTAKE_MARGIN", "0.1"))
 
-# --- abuse limits (mtgsite/limits.py; docs/operations.md#limits) ------------------------------------------
+# --- abuse limits (plumbing/limits.py; docs/operations.md#limits) ------------------------------------------
 # Per client (the account, else the guest session, else the address): "N/period" rates (period s, min, hour or
 # day; "off" for none), "<name>_concurrent" caps on unfinished work, and the completion queue's depth (503 past
 # it). Every entry is overridden by MTG_LIMIT_<NAME>, e.g. MTG_LIMIT_COMPLETION=20/min, MTG_LIMIT_ENABLED=0.

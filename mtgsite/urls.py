@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-handler404 = "mtgsite.api.not_found"  # JSON under /api/
+handler404 = "plumbing.api.not_found"  # JSON under /api/
 
 urlpatterns = [
     path("admin/", admin.site.urls),

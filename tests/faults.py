@@ -41,7 +41,7 @@ FAST_RECOVERY = {
 }
 
 
-# a worker's log line about one of the recovery sweeps it queues every MTG_JOB_SWEEP_SECONDS (mtgsite/recovery.py)
+# a worker's log line about one of the recovery sweeps it queues every MTG_JOB_SWEEP_SECONDS (plumbing/recovery.py)
 _SWEEP_LINE = re.compile(r"Task \w+\.recover_\w+\[")
 
 

@@ -1,7 +1,7 @@
 """Loaded with `-p tests.isolation` (pytest.ini) before pytest-django reads the settings:
 keeps test traffic (Celery queue, channel-layer prefix, Redis databases) apart from a
 developer's running site on the same Redis, and turns the abuse limits off (a whole run from one test client
-would pass them; tests/mtgsite/test_limits.py and the other limits tests turn them on).
+would pass them; tests/plumbing/test_limits.py and the other limits tests turn them on).
 
 Under pytest-xdist (`make test` runs each stack on two workers) every worker is its own process with its own
 Redis databases, queue, channel prefix, var folder and test database (pytest-django suffixes the database
@@ -39,6 +39,6 @@ if _worker:
 # Set in this process only while a browser test's Playwright runs (tests/browser.py), never for the
 # whole run: inherited from the shell, it would let a blocking database call in async code pass here.
 os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-# the abuse limits (mtgsite/limits.py) are off for the suite, whose one test client would pass every
+# the abuse limits (plumbing/limits.py) are off for the suite, whose one test client would pass every
 # quota; the limits' own tests turn them on
 os.environ.setdefault("MTG_LIMIT_ENABLED", "0")

@@ -17,7 +17,7 @@ import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite", "common")
+APPS = ("decks", "drafts", "gameplay", "ml", "mtgsite", "plumbing", "common")
 PURE = ("drafts.bots", "decks.completion.models", "decks.embeddings.text", "decks.embeddings.doc2vec",
         "decks.embeddings.classifier", "common")
 # what a pure test never imports: the stack's own libraries

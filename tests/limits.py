@@ -1,4 +1,4 @@
-"""For the limits tests: the abuse limits (mtgsite.limits) on, which the rest of the suite runs without
+"""For the limits tests: the abuse limits (plumbing.limits) on, which the rest of the suite runs without
 (tests/isolation.py), with a clock of their own set in a window no other test, nor an earlier run on the services
 stack's Redis, has used. Each limits test module makes its ``limits_on`` fixture with :func:`turn_on`."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 
-from mtgsite import limits
+from plumbing import limits
 
 
 class Clock:

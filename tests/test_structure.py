@@ -151,11 +151,17 @@ def test_tests_mirror_the_code():
 
 # --- the apps' layers (issue 26) ---------------------------------------------------------------------------
 
-# A module under the key imports nothing under any of the values.
+# A module under the key imports nothing under any of the values. The project package (mtgsite: settings, urls,
+# routing, celery, setup_site) is the roof: no app imports it; it reaches the apps through their AppConfigs. The
+# plumbing is the floor below the apps: it imports none of them.
+APPS_BELOW_THE_ROOF = ("decks", "drafts", "gameplay", "ml")
 FORBIDDEN = {
-    "ml": ("decks", "drafts", "gameplay"),  # the registry: the apps register their kinds with it, never the reverse
-    "decks": ("drafts", "gameplay"),  # cards and decks: the base the other products build on (they plug in panels)
-    "common": ("decks", "drafts", "gameplay", "ml", "mtgsite"),  # pure helpers shared once: nothing of the site
+    "ml": ("decks", "drafts", "gameplay", "mtgsite"),  # the registry: the apps register their kinds with it, never the reverse
+    "decks": ("drafts", "gameplay", "mtgsite"),  # cards and decks: the base the other products build on (they plug in panels)
+    "drafts": ("mtgsite",),
+    "gameplay": ("mtgsite",),
+    "plumbing": (*APPS_BELOW_THE_ROOF, "mtgsite"),  # what every app uses: it knows none of them
+    "common": (*APPS_BELOW_THE_ROOF, "mtgsite", "plumbing"),  # pure helpers shared once: nothing of the site
 }
 
 
@@ -170,11 +176,12 @@ def forbidden_imports(g: nx.DiGraph) -> list[tuple[str, str]]:
 
 def test_the_apps_import_down_their_layers(graph):
     bad = forbidden_imports(graph[0])
-    assert not bad, f"imports against the layers (ml imports no app, decks no other product, common nothing): {bad}"
+    assert not bad, (f"imports against the layers (no app imports the project package mtgsite, the plumbing no app, ml no "
+                     f"app, decks no other product, common nothing): {bad}")
 
 
 def test_a_planted_layer_break_is_found():
-    g = nx.DiGraph([("ml.views", "decks.models"), ("decks.views", "gameplay.carddb"), ("decks.views", "mtgsite.api"),
+    g = nx.DiGraph([("ml.views", "decks.models"), ("decks.views", "gameplay.carddb"), ("decks.views", "plumbing.api"),
                     ("gameplay.api", "decks.models"), ("common.stats", "common.figures")])
     assert forbidden_imports(g) == [("decks.views", "gameplay.carddb"), ("ml.views", "decks.models")]
 
@@ -229,3 +236,34 @@ def test_a_pure_test_is_told_from_one_that_touches_the_stack(tmp_path):
     # a helper from tests/ is judged by its own imports: the catalogue fixtures reach the database
     assert imports_only_pure_code(ROOT / "tests" / "gameplay" / "conftest.py", True)
     assert not imports_only_pure_code(ROOT / "tests" / "decks" / "completion" / "conftest.py", True)
+
+
+# --- settings read once (issue 37) ---------------------------------------------------------------------------
+
+SETTING_WITH_A_DEFAULT = re.compile(r"getattr\(\s*settings\s*,[^,()]+,")
+
+
+def settings_read_with_a_default(root: Path = ROOT) -> list[str]:
+    """``getattr(settings, "X", default)`` outside mtgsite/settings.py: a second default beside the setting's own."""
+    found = []
+    for folder in APPS:
+        for path in sorted((root / folder).rglob("*.py")):
+            if path == root / "mtgsite" / "settings.py" or "migrations" in path.parts:
+                continue
+            for lineno, line in enumerate(path.read_text().splitlines(), 1):
+                if SETTING_WITH_A_DEFAULT.search(line):
+                    found.append(f"{path.relative_to(root)}:{lineno}")
+    return found
+
+
+def test_settings_are_read_once():
+    """Every setting has its one default in mtgsite/settings.py; the code reads ``settings.X`` (at most two
+    exceptions, for a setting a test or a tool may truly leave out)."""
+    found = settings_read_with_a_default()
+    assert len(found) <= 2, f"settings read with a default of their own (set it in mtgsite/settings.py): {found}"
+
+
+def test_a_planted_setting_default_is_found(tmp_path):
+    (tmp_path / "plumbing").mkdir()
+    (tmp_path / "plumbing" / "x.py").write_text('a = settings.A\nb = getattr(settings, "B", 3)\n')
+    assert settings_read_with_a_default(tmp_path) == ["plumbing/x.py:2"]

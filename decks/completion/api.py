@@ -12,14 +12,14 @@ from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
+from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response
 from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MODELS, CompletionRequestError, create_job,
                                       job_payload, parse_request)
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
-from mtgsite import limits
-from mtgsite.guests import guest_key
+from plumbing import limits
+from plumbing.guests import guest_key
 
 
 class CompletionRequestSerializer(serializers.Serializer):

@@ -13,7 +13,7 @@ import numpy as np
 from decks.core.rules import FORMATS
 from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
 from decks.completion.models.deckrank import SlotIndex
-from decks.completion.training import RANK
+from decks.completion.kind_names import RANK
 from decks.completion.models.manamorphosis.complete import Completer
 from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masked.build import VocabularyMismatch, masked_completer
@@ -21,7 +21,7 @@ from decks.completion.models.manamorphosis.model import DeckDenoiser
 from decks.completion.models.manamorphosis.schedule import cosine_schedule
 from decks.embeddings.service import active_embeddings
 from ml.registry import NoActiveModel, active_version, load_active, load_version
-from mtgsite.device import device
+from plumbing.device import device
 
 
 def build_completer(diffusion=None):

@@ -26,10 +26,9 @@ from decks.core.decklist import Entry, ParsedDeck, parse_decklist
 from decks.core.rules import FORMATS, normalize_format, validate_deck
 from decks.models import CompletionJob, Deck, DeckAppearance
 from decks.services import card_index, card_rules, save_parsed_deck
-from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version
-from mtgsite import limits, live
-from mtgsite.recovery import heartbeat, max_attempts, stale, stale_q
+from plumbing import limits, live
+from plumbing.recovery import heartbeat, max_attempts, recover_stale, stale_q
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +234,7 @@ def parse_request(text: str | None = None, main=None, side=None, fmt: str = "", 
 
 def create_job(request: CompletionRequest, owner=None, client: str = "", guest: str | None = None) -> CompletionJob:
     """Store the job, waiting for a worker (the caller queues it: ``decks.tasks.enqueue_completion``). ``client``
-    is who asked (``mtgsite.limits.Client.key``, as the limits counted it), whose unfinished jobs
+    is who asked (``plumbing.limits.Client.key``, as the limits counted it), whose unfinished jobs
     :data:`LIMIT_WORK` counts; ``guest`` the guest session whose "My decks" gets the deck (none for a user)."""
     return CompletionJob.objects.create(
         format=request.format, known_main=[list(x) for x in request.main], known_side=[list(x) for x in request.side],
@@ -248,7 +247,7 @@ def create_job(request: CompletionRequest, owner=None, client: str = "", guest: 
 def _recent():
     """Jobs young enough to be still wanted: one left queued or running longer than COMPLETION_STALE_SECONDS (its
     worker died) counts against nobody."""
-    since = timezone.now() - timedelta(seconds=getattr(settings, "COMPLETION_STALE_SECONDS", 900))
+    since = timezone.now() - timedelta(seconds=settings.COMPLETION_STALE_SECONDS)
     return CompletionJob.objects.filter(created__gte=since)
 
 
@@ -273,14 +272,15 @@ def seconds_for(jobs: int) -> float | None:
     return jobs * max((now - recent["first"]).total_seconds(), 1.0) / recent["n"]
 
 
-# How the abuse limits (mtgsite.limits) count completions: the client's unfinished jobs, the queue and its pace.
+# How the abuse limits (plumbing.limits) count completions: the client's unfinished jobs, the queue and its pace.
 LIMIT_WORK = limits.Work(unfinished=unfinished_jobs, waiting=waiting_jobs, pace=seconds_for)
 
 
 # --- running -----------------------------------------------------------------------------------
 
 def _active_pk(kind: str):
-    return ModelVersion.objects.filter(kind=kind, scope="", active=True).values_list("pk", flat=True).first()
+    version = active_version(kind, required=False)
+    return version.pk if version is not None else None
 
 
 def get_completer(model: str = DEFAULT_MODEL):
@@ -337,7 +337,7 @@ def claim_jobs(job_id, limit: int | None = None, worker: str = "") -> list[Compl
     (:func:`recover_stale_jobs`) queues it again or fails it with the reason. Each claim counts a run (``attempts``)
     and names the ``worker`` that took it.
     """
-    limit = max(1, int(limit or getattr(settings, "COMPLETION_BATCH_SIZE", 8)))
+    limit = max(1, int(limit or settings.COMPLETION_BATCH_SIZE))
     now = timezone.now()
     own_cond = Q(pk=job_id) & (Q(status="queued") | (stale_q() & Q(attempts__lt=max_attempts())))
     fields = dict(status="running", started=now, heartbeat=now, progress=0.0, message="Loading the model", worker=worker)
@@ -538,28 +538,16 @@ def _run_claimed(claimed: list[CompletionJob]) -> None:
                 publish_job(job)
 
 
-WORKER_LOST = "The worker running this job stopped (killed or lost); it was tried {n} times and nothing was saved. " \
-              "Try again."
-
-
 def recover_stale_jobs() -> list[CompletionJob]:
-    """The jobs a dead worker left running (``mtgsite.recovery.stale``): each is queued again while it has runs
-    left (returned: the caller queues their tasks), or fails with the reason after ``MTG_JOB_MAX_ATTEMPTS`` runs.
-    Conditional updates: a job that a redelivered task claims meanwhile is left to it."""
-    again = []
-    for job in stale(CompletionJob.objects.all()).order_by("created"):
-        rows = stale(CompletionJob.objects.filter(pk=job.pk))
-        if job.attempts >= max_attempts():
-            done = rows.update(status="failed", error=WORKER_LOST.format(n=job.attempts), message="Failed",
-                               finished=timezone.now())
-        else:
-            done = rows.update(status="queued", progress=0.0, message=f"Queued again: the worker running it stopped "
-                                                                      f"(run {job.attempts + 1} of {max_attempts()})")
-        if not done:
-            continue
-        job.refresh_from_db()
-        if job.status == "queued":
-            again.append(job)
+    """The jobs a dead worker left running (``plumbing.recovery.recover_stale``): each is queued again while it has
+    runs left (returned: the caller queues their tasks), or fails with the reason after ``MTG_JOB_MAX_ATTEMPTS``
+    runs; the page hears of both."""
+    again, failed = recover_stale(
+        CompletionJob.objects.order_by("created"), what="job", then="Nothing was saved: try again.",
+        failed={"message": "Failed"},
+        again=lambda job: {"status": "queued", "progress": 0.0, "message": f"Queued again: the worker running it "
+                           f"stopped (run {job.attempts + 1} of {max_attempts()})"})
+    for job in again + failed:
         try:
             publish_job(job)
         except Exception:  # noqa: BLE001 - best effort (the channel layer may be down): the page polls the row too

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from decks.core.rules import FORMATS
+from decks.completion.kind_names import DIFFUSION, MASKED, RANK
 from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, names_sha1, split_day
 from decks.completion.models.deck_arrays import split_by_date
 from ml.kinds import TrainingError, settle
@@ -19,9 +20,8 @@ from ml.models import ModelVersion
 from ml.progress import Progress
 from ml.registry import NoActiveModel, model_dir, save_version
 from common.device import DeviceUnavailable, resolve_device
-from mtgsite.device import device as default_device
+from plumbing.device import device as default_device
 
-MASKED = "deck_masked"
 MASKED_FORMAT = "masked-v1"
 MASKED_QUICK = {"steps": 40, "examples": 400, "batch": 16, "d_model": 32, "heads": 2, "layers": 1, "ff": 64,
                 "candidates": 48}
@@ -33,7 +33,6 @@ MODEL_OPTIONS = {"d_model": "d_model", "heads": "heads", "layers": "layers", "ff
                  "head": "head"}
 TRAIN_OPTIONS = {"steps": "steps", "batch": "batch", "lr": "lr", "examples": "examples"}
 
-RANK = "deck_rank"
 RANK_FORMAT = "deck-rank-v1"
 # the recipe bench/rank_study.py chose on the validation month (4 months of examples, width 128, 2 attention layers,
 # 6 epochs: +0.2 point of the top-15 proxy over the 2-month, width-64, 1-layer, 3-epoch recipe shipped before,
@@ -45,7 +44,6 @@ RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 4, "per_month": 6000, "v
                  "query_mix": 0.25, "no_card_features": False, "no_archetype_groups": False, "seed": 0, "notes": ""}
 RANK_QUICK = {"months": 1, "per_month": 200, "val": 60, "epochs": 2, "width": 16, "layers": 1, "heads": 2}
 
-DIFFUSION = "deck_diffusion"
 DIFFUSION_DEFAULTS = {"steps": 3000, "batch": 64, "lr": 5e-4, "warmup": 200, "d_model": 128, "heads": 4, "layers": 4,
                       "ff": 512, "side_layers": 2, "context_layers": 1, "prediction": "v", "seed": 0,
                       "eval_every": 500, "split_date": DEFAULT_SPLIT, "device": None, "resume": False, "limit": None,

@@ -12,8 +12,8 @@ from decks.core.decklist import shown_errors
 from decks.core.rules import FORMATS
 from decks.models import CompletionJob
 from decks.tasks import enqueue_completion
-from mtgsite import limits
-from mtgsite.guests import guest_key
+from plumbing import limits
+from plumbing.guests import guest_key
 
 SIDEBOARD_CHOICES = [("generate", "Generate a sideboard (keeps any sideboard cards you give)"),
                      ("keep", "Keep only my sideboard cards")]

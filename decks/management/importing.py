@@ -1,4 +1,4 @@
-"""Shared pieces of the import commands: data paths, clean errors (their progress bars: ``mtgsite.progress``)."""
+"""Shared pieces of the import commands: data paths, clean errors (their progress bars: ``plumbing.progress``)."""
 from __future__ import annotations
 
 from pathlib import Path

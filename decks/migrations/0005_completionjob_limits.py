@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='completionjob',
             name='client_key',
-            field=models.CharField(blank=True, db_index=True, help_text='who asked (mtgsite.limits: user:<id>, guest:<session> or ip:<address>); their unfinished jobs are capped', max_length=80),
+            field=models.CharField(blank=True, db_index=True, help_text='who asked (plumbing.limits: user:<id>, guest:<session> or ip:<address>); their unfinished jobs are capped', max_length=80),
         ),
         migrations.AlterField(
             model_name='completionjob',

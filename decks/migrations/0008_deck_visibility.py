@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='deck',
             name='guest',
-            field=models.CharField(blank=True, db_index=True, help_text='the guest session that saved it (mtgsite.guests); empty with an owner', max_length=40),
+            field=models.CharField(blank=True, db_index=True, help_text='the guest session that saved it (plumbing.guests); empty with an owner', max_length=40),
         ),
         migrations.AddField(
             model_name='deck',

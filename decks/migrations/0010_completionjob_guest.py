@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='completionjob',
             name='guest',
-            field=models.CharField(blank=True, default='', help_text='the guest session (mtgsite.guests) whose decks get the result; empty for a user', max_length=40),
+            field=models.CharField(blank=True, default='', help_text='the guest session (plumbing.guests) whose decks get the result; empty for a user', max_length=40),
         ),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from decks.core.catalogue import DataError
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from drafts import training
 from drafts.core.cards import DraftError
 from drafts.core.logs import DraftLogs, held_out_mask, pod_keys, read_seats, seats_file_for

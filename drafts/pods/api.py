@@ -11,13 +11,13 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
 from drafts.access import current_consent, guest_key, remember_consent
 from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
 from drafts.models import Draft
 from drafts.pods import service, tasks
-from mtgsite import limits
+from plumbing import limits
 
 
 def _error(exc: DraftError):

@@ -44,7 +44,7 @@ def _persistent_connections() -> None:
     under ASGI each HTTP request has a thread of its own, where Django advises against persistent
     connections). So every pick opened a new PostgreSQL connection. Here only this thread's
     connection is made persistent, health-checked before it is reused after a call."""
-    age = getattr(settings, "POD_DB_CONN_MAX_AGE", 0)
+    age = settings.POD_DB_CONN_MAX_AGE
     if not age:
         return
     for conn in connections.all():
@@ -201,7 +201,7 @@ class PodConsumer(AsyncJsonWebsocketConsumer):
         if getattr(self, "counted", False):
             self.counted = False
             PodConsumer.open_sockets -= 1
-            if PodConsumer.open_sockets == 0 and getattr(settings, "POD_DB_CONN_MAX_AGE", 0):
+            if PodConsumer.open_sockets == 0 and settings.POD_DB_CONN_MAX_AGE:
                 await pod_db(_close_connections)()  # nobody drafting here: give the connection back
 
     async def dispatch(self, message):

@@ -2,7 +2,7 @@
 
 The pod's truth is the ``Draft`` row: ``state`` holds the pure engine's state (``DraftPod.to_state``)
 and every pick is a ``DraftPick`` row. Each change (join, start, pick, time-out) runs in one
-transaction that first locks the draft row (``mtgsite.live.locked_row``: ``SELECT ... FOR UPDATE`` on
+transaction that first locks the draft row (``plumbing.live.locked_row``: ``SELECT ... FOR UPDATE`` on
 PostgreSQL; a per-pod process lock and the write lock on SQLite), replays the state, applies the
 change, lets the bots catch up and writes the new state with the new pick rows. A crash at any point
 leaves the previous state; a resent pick (same ``client_pick_id``) is answered from the stored row.
@@ -10,7 +10,7 @@ leaves the previous state; a resent pick (same ``client_pick_id``) is answered f
 and answered on its own (the socket server sends the picks that arrived together as one batch).
 
 Replaying is skipped when it can be: each process keeps the pods it replayed in :data:`POD_CACHE`
-(a ``mtgsite.live.RevisionCache``), keyed by the draft and its ``revision``. Code holding the row lock
+(a ``plumbing.live.RevisionCache``), keyed by the draft and its ``revision``. Code holding the row lock
 takes the pod *out* of the cache, changes it, and puts it back only once its transaction has committed;
 a rolled-back transaction never leaves a changed pod behind, and a revision written by another process
 (or anything else that bumped it) makes the entry stale, so the state is replayed from the row.
@@ -40,7 +40,7 @@ from drafts.core.cards import DraftError
 from drafts.core.pod import DraftPod, PickRecord, simulate
 from drafts.core.protocol import SeatKey, public_status, seat_key, seat_view
 from drafts.models import Draft, DraftPick, DraftSeat, DrafterProfile
-from mtgsite import live
+from plumbing import live
 
 log = logging.getLogger(__name__)
 ONLINE_BOTS = ("draftsim", "archetype", "neural", "rating", "random")

@@ -59,7 +59,7 @@ def publish_outcome(outcome: service.Outcome | None) -> None:
 
 def timers_to_enqueue(outcome: service.Outcome | None) -> bool:
     """Whether :func:`enqueue_timers` has work: deadlines, and a worker to run them (services stack)."""
-    return bool(outcome is not None and outcome.timers and not getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False))
+    return bool(outcome is not None and outcome.timers and not settings.CELERY_TASK_ALWAYS_EAGER)
 
 
 def enqueue_timers(outcome: service.Outcome | None) -> None:

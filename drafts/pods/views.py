@@ -28,7 +28,7 @@ from drafts.models import Draft, DraftSeat
 from drafts.pods import service, tasks
 from drafts.services import draftsim_ratings, set_choices, set_list
 from drafts.views import csv_download
-from mtgsite import limits
+from plumbing import limits
 
 CONSENT_CHOICES = [("yes", "Yes: include my drafts (picks, packs, timing) in the training data"),
                    ("no", "No: keep my drafts out of the training data")]

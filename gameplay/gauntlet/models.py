@@ -5,6 +5,8 @@ Imported at the bottom of ``gameplay.models`` so Django sees the models as the g
 from django.conf import settings
 from django.db import models
 
+from plumbing.jobs import JobRow
+
 
 class GauntletRun(models.Model):
     """N decks, K games per pair with seats swapped, both seats played by one player spec.
@@ -56,7 +58,7 @@ class GauntletRun(models.Model):
         return self.status in ("done", "cancelled", "failed")
 
 
-class GauntletGame(models.Model):
+class GauntletGame(JobRow):
     """One scheduled game: which decks sit where, its seed, and how it ended."""
 
     STATUSES = [("pending", "pending"), ("running", "running"), ("done", "done"), ("error", "error")]
@@ -76,11 +78,6 @@ class GauntletGame(models.Model):
     turns = models.PositiveIntegerField(null=True, blank=True)
     decisions = models.PositiveIntegerField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    started = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker plays it")
 
     class Meta:
         ordering = ["run", "index"]

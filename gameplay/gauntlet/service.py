@@ -37,7 +37,7 @@ from gameplay.core.engine.decks import sample_decks
 from gameplay.core.matches.players import make_player
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
-from mtgsite import recovery
+from plumbing import recovery
 
 log = logging.getLogger(__name__)
 
@@ -281,22 +281,16 @@ def pending_games() -> list[tuple[int, int]]:
                 .order_by("run_id", "index").values_list("run_id", "index"))
 
 
-WORKER_LOST = "the worker playing it stopped (killed or lost); it was tried {n} times"
-
-
 def recover_stale_games() -> list[tuple[int, int]]:
-    """The games of running Celery gauntlets that a dead worker left running (``mtgsite.recovery.stale``): each
+    """The games of running Celery gauntlets that a dead worker left running (``plumbing.recovery.stale``): each
     is made pending again while it has runs left (returned as (run, index): the caller queues them), or
     recorded as an error game with the reason after MTG_JOB_MAX_ATTEMPTS runs, so the run still finishes.
     (A run played by the command's own processes is resumed with ``gauntlet --resume``.)"""
-    again = []
-    games = recovery.stale(GauntletGame.objects.filter(run__runner="celery", run__status__in=("pending", "running")))
-    for game in games.order_by("run_id", "index"):
-        if game.attempts >= recovery.max_attempts():
-            record_game(game.run_id, game.index, {"error": WORKER_LOST.format(n=game.attempts)})
-        elif recovery.stale(GauntletGame.objects.filter(pk=game.pk)).update(status="pending"):
-            again.append((game.run_id, game.index))
-    return again
+    games = GauntletGame.objects.filter(run__runner="celery", run__status__in=("pending", "running"))
+    again, _ = recovery.recover_stale(
+        games.order_by("run_id", "index"), what="game", again=lambda game: {"status": "pending"},
+        fail=lambda game, error: record_game(game.run_id, game.index, {"error": error}))
+    return [(game.run_id, game.index) for game in again]
 
 
 def _play(engine, run: GauntletRun, game: GauntletGame) -> dict:

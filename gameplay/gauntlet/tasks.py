@@ -6,8 +6,8 @@ from celery import group, shared_task
 
 from gameplay.gauntlet import service
 from gameplay.gauntlet.models import GauntletRun
-from mtgsite.jobs import queue_on_commit
-from mtgsite.recovery import broker_came_back_empty, sweep_on_workers
+from plumbing.jobs import queue_on_commit
+from plumbing.recovery import broker_came_back_empty, sweep_on_workers
 
 
 @shared_task(name="gameplay.gauntlet_game", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -24,7 +24,7 @@ def play_gauntlet_game(run_id: int, index: int) -> dict | None:
 @sweep_on_workers
 @shared_task(name="gameplay.recover_gauntlet_games", ignore_result=True)
 def recover_games() -> int:
-    """Every worker's sweep (``mtgsite.recovery``): the games a dead worker left running are queued again, or
+    """Every worker's sweep (``plumbing.recovery``): the games a dead worker left running are queued again, or
     recorded as errors with the reason once they have had their runs; after Redis came back empty, the pending
     games' tasks are sent again. Returns how many were queued again."""
     again = service.recover_stale_games()

@@ -17,7 +17,7 @@ from gameplay.core.matches import roundrobin as core
 from gameplay.core.engine.decks import sample_decks
 from gameplay.gauntlet import service, tasks
 from gameplay.gauntlet.models import GauntletRun
-from mtgsite.staff import staff_only
+from plumbing.staff import staff_only
 
 SAVED_CHOICES = 40
 

@@ -29,7 +29,7 @@ from gameplay.core.engine.seatview import hidden_names, recommendation_dict
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError
 from gameplay.play.session import advice_wanted, get_engine, load_game, send_to_game
-from mtgsite import live
+from plumbing import live
 
 log = logging.getLogger(__name__)
 SpreadFor = Callable[[Any], tuple[int, Any]]  # a search budget -> (workers, spread) for advisor.recommend
@@ -62,7 +62,7 @@ def advice_settings(level=None, algorithm=None, seconds=None, simulations=None, 
     such a request always meant); nothing at all is the default level. Explicit ``seconds`` / ``simulations``
     replace a search's budget, ``algorithm`` its algorithm (a vote level's search, where it runs). Seconds are
     capped at ``cap`` (settings.GAME_ADVICE_MAX_SECONDS by default), also when only simulations are given."""
-    cap = float(cap if cap is not None else getattr(settings, "GAME_ADVICE_MAX_SECONDS", 30))
+    cap = float(cap if cap is not None else settings.GAME_ADVICE_MAX_SECONDS)
     for name, value in (("seconds", seconds), ("simulations", simulations)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
             raise PlayError(f"budget {name} must be a positive number")
@@ -239,7 +239,7 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
         raise PlayError("seat must be 0 or 1")
     chosen = advice_settings(
         level, algorithm, seconds, simulations,
-        cap=cap if cap is not None else float(getattr(settings, "GAME_API_ADVICE_MAX_SECONDS", 5)))
+        cap=cap if cap is not None else float(settings.GAME_API_ADVICE_MAX_SECONDS))
     budget = chosen.budget
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise PlayError("seed must be an integer")

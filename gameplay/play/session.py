@@ -4,7 +4,7 @@ The game's truth is the ``PlayedGame`` row: ``state`` holds the engine's JSON (`
 A change (the person's action, then the AI's replies until the person decides again or the game
 ends) is played on a private copy of the game read at revision r: the action is checked legal for
 the person's seat *now* and at the revision the client saw, applied, and the AI replies. Then one
-short transaction locks the row (``mtgsite.live.locked_row``: ``SELECT ... FOR UPDATE`` on PostgreSQL;
+short transaction locks the row (``plumbing.live.locked_row``: ``SELECT ... FOR UPDATE`` on PostgreSQL;
 a per-game process lock and the write lock on SQLite, where the embedded stack has one server process)
 and writes the new state, log and revision together, only if the row is still at r; otherwise nothing
 is written and the action is judged again against the game as it is. The AI (a search opponent may
@@ -39,7 +39,7 @@ from gameplay.core.engine.seatview import humanize, log_entries
 from gameplay.models import PlayedGame
 from gameplay.play import PROTOCOL_VERSION, PlayError
 from gameplay.play.choice import DeckProblem, check_deck, check_opponent, opponent_label, resolve_deck
-from mtgsite import live
+from plumbing import live
 
 log = logging.getLogger(__name__)
 LOG_TAIL = 80

@@ -1,13 +1,15 @@
 """The review of a played game (imported at the bottom of ``gameplay.models``, so the model is the gameplay app's)."""
 from django.db import models
 
+from plumbing.jobs import JobRow
 
-class GameReview(models.Model):
+
+class GameReview(JobRow):
     """One review job per game: the advisor's look at each of the player's decisions (``gameplay.core.matches.decision_review``).
 
     ``result``: ``{"seat", "turns": [{"turn", "estimate"}], "decisions": [...], "mistakes", "reviewed", ...}``, only
     what the player's seat could see plus the advisor's suggestions. ``heartbeat`` is stamped while a worker runs
-    it, so the workers' sweep (``mtgsite.recovery``) finds a review whose worker died and runs it again."""
+    it, so the workers' sweep (``plumbing.recovery``) finds a review whose worker died and runs it again."""
 
     STATUSES = [("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")]
 
@@ -16,12 +18,7 @@ class GameReview(models.Model):
     progress = models.FloatField(default=0.0, help_text="0..1: the share of the player's moves replayed")
     settings = models.JSONField(default=dict, blank=True)
     result = models.JSONField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
-    started = models.DateTimeField(null=True, blank=True)
-    finished = models.DateTimeField(null=True, blank=True)
-    heartbeat = models.DateTimeField(null=True, blank=True, help_text="stamped while a worker runs it")
 
     class Meta:
         ordering = ["-created"]

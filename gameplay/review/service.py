@@ -1,5 +1,5 @@
 """The review service: start a review of a finished game, run it (claimed, under a heartbeat, with progress), and
-recover the reviews a dead worker left running (``mtgsite.recovery``). Calls the pure ``gameplay.core.matches.decision_review``."""
+recover the reviews a dead worker left running (``plumbing.recovery``). Calls the pure ``gameplay.core.matches.decision_review``."""
 from __future__ import annotations
 
 import logging
@@ -16,10 +16,9 @@ from gameplay.models import PlayedGame
 from gameplay.play import PlayError
 from gameplay.play.choice import check_deck
 from gameplay.review.models import GameReview
-from mtgsite import recovery
+from plumbing import recovery
 
 log = logging.getLogger(__name__)
-WORKER_LOST = "the worker reviewing this game stopped (killed or lost); it was tried {n} times"
 
 
 def review_settings() -> ReviewSettings:
@@ -119,14 +118,9 @@ def queued_reviews() -> list[int]:
 def recover_stale_reviews() -> list[int]:
     """The reviews a dead worker left running: queued again while they have runs left (returned: the caller queues
     them), else failed with the reason after MTG_JOB_MAX_ATTEMPTS runs."""
-    again = []
-    for review in recovery.stale(GameReview.objects.all()):
-        rows = recovery.stale(GameReview.objects.filter(pk=review.pk))
-        if review.attempts >= recovery.max_attempts():
-            rows.update(status="failed", error=WORKER_LOST.format(n=review.attempts), finished=timezone.now())
-        elif rows.update(status="queued"):
-            again.append(review.pk)
-    return again
+    again, _ = recovery.recover_stale(GameReview.objects.all(), what="review",
+                                      again=lambda review: {"status": "queued"})
+    return [review.pk for review in again]
 
 
 def payload(review: GameReview | None) -> dict:

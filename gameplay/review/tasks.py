@@ -5,8 +5,8 @@ from celery import shared_task
 
 from gameplay.review import service
 from gameplay.review.models import GameReview
-from mtgsite.jobs import queue_on_commit
-from mtgsite.recovery import broker_came_back_empty, sweep_on_workers
+from plumbing.jobs import queue_on_commit
+from plumbing.recovery import broker_came_back_empty, sweep_on_workers
 
 
 @shared_task(name="gameplay.review_game", acks_late=True, reject_on_worker_lost=True, ignore_result=True,

@@ -11,12 +11,12 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mtgsite.api import ApiErrorsSerializer, SiteApi, errors_response
+from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError, session
 from gameplay.review import service, tasks
 from gameplay.review.models import GameReview
-from mtgsite.guests import guest_key
+from plumbing.guests import guest_key
 
 
 def _owned(request, game_id) -> PlayedGame:

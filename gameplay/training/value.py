@@ -178,7 +178,7 @@ def active_value_weights() -> str | None:
 
 def active_weights(kind: str) -> str | None:
     """The weights file of ``kind``'s active version (None: none active)."""
-    version = ModelVersion.objects.filter(kind=kind, scope="", active=True).only("weights_path").first()
+    version = registry.active_version(kind, required=False)
     return str(registry.resolve_path(version.weights_path)) if version is not None else None
 
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from mtgsite import limits
+from plumbing import limits
 from tests.gameplay import play_fixtures
 from tests.limits import turn_on
 from tests.ws import connect_path, guest_session, receive_until

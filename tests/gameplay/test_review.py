@@ -205,7 +205,7 @@ def test_the_sweep_runs_again_a_review_whose_worker_died(game_env, settings, dja
                                                    attempts=settings.MTG_JOB_MAX_ATTEMPTS)
     assert service.recover_stale_reviews() == []
     failed = GameReview.objects.get(pk=review.pk)
-    assert failed.status == "failed" and "worker reviewing this game stopped" in failed.error
+    assert failed.status == "failed" and "worker running this review stopped" in failed.error
     again, fresh = service.start_review(row)  # a failed review may be started again
     assert fresh and again.status == "queued" and again.attempts == 0 and not again.error
 

@@ -194,3 +194,14 @@ def test_the_active_cache_never_serves_another_rows_config():
     ModelVersion.objects.filter(pk=v.pk).update(config=v.config, created=v.created + dt.timedelta(seconds=1))
     again = registry.load_active("draft_bot", SCOPE)
     assert "note" not in again.config and again.version.created == v.created + dt.timedelta(seconds=1)
+
+
+@pytest.mark.django_db
+def test_the_active_version_is_one_registry_call():
+    """``active_version`` is the one way the apps ask for a kind's active version: it raises with what to do, or
+    answers None when asked not to require one (issue 37)."""
+    from ml.registry import NoActiveModel, active_version
+
+    with pytest.raises(NoActiveModel, match="No active draft_bot model for nowhere"):
+        active_version("draft_bot", "nowhere")
+    assert active_version("draft_bot", "nowhere", required=False) is None

@@ -22,7 +22,7 @@ def run_with_fresh_layers(coroutine):
 @pytest.fixture
 def unthrottled(settings):
     """Requests as fast as a test sends them: the matrix and the fuzz send hundreds, so the abuse limits
-    (mtgsite/limits.py) are off here whatever the environment says."""
+    (plumbing/limits.py) are off here whatever the environment says."""
     settings.MTG_LIMITS = {**settings.MTG_LIMITS, "enabled": "0"}
     return settings
 

@@ -66,7 +66,7 @@ def every(out: Out) -> dict:
 
 
 def staff_only(ok: Out = OK) -> dict:
-    """mtgsite.staff.staff_only: anonymous visitors log in, signed-in people who are not staff get a 403."""
+    """plumbing.staff.staff_only: anonymous visitors log in, signed-in people who are not staff get a 403."""
     return {"anonymous": LOGIN, "guest": LOGIN, "user": FORBIDDEN, "other_user": FORBIDDEN, "staff": ok}
 
 

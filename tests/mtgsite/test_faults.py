@@ -186,6 +186,6 @@ def test_the_sweep_plays_a_dead_workers_gauntlet_game_again_then_counts_it_as_an
     again.refresh_from_db()
     last.refresh_from_db()
     run.refresh_from_db()
-    assert again.status == "pending" and last.status == "error" and "worker playing it stopped" in last.error
+    assert again.status == "pending" and last.status == "error" and "worker running this game stopped" in last.error
     assert (run.done, run.errors) == (1, 1)
     assert GauntletGame.objects.get(run=local).status == "running"

@@ -1,5 +1,5 @@
 """Complete many decks: JSONL in, JSONL out, batched on the device of MTG_DEVICE
-(``mtgsite.device.device``: auto, cpu or cuda).
+(``plumbing.device.device``: auto, cpu or cuda).
 
 Input lines:  {"id", "format", "main": [[name, count], ...], "side": [[name, count], ...]
                [, "collection": "N Name lines" or [[name, count], ...]]}
@@ -19,8 +19,8 @@ from django.core.management.base import BaseCommand, CommandError
 from decks.completion.service import DEFAULT_MODEL, MODELS, CompletionRequestError, get_completer, parse_request
 from decks.completion.models.common import CompletionError
 from common.device import DeviceUnavailable
-from mtgsite.device import device
-from mtgsite.progress import progress
+from plumbing.device import device
+from plumbing.progress import progress
 from ml.registry import NoActiveModel
 
 

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from decks.core.catalogue import CARD_FIELDS, read_atomic_cards, read_oracle_corpus
 from decks.management.importing import DataErrorAsCommandError, data_path, require
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from decks.models import Card, Legality
 from decks.services import bump_catalogue_version
 

@@ -24,7 +24,7 @@ from decks.core.catalogue import CorpusDeck, open_text, read_deck_corpus
 from decks.core.decklist import parse_decklist
 from decks.core.rules import normalize_format
 from decks.management.importing import DataErrorAsCommandError, data_path, require
-from mtgsite.progress import progress, reading_bar, ticking
+from plumbing.progress import progress, reading_bar, ticking
 from decks.models import Card, Deck, DeckAppearance, DeckCard, Legality
 from decks.services import card_index, save_parsed_deck
 

@@ -17,7 +17,7 @@ from decks.core.names import normalize_name
 from decks.core.setnames import set_name
 from decks.management.commands.import_cards import upsert_cards, upsert_legalities
 from decks.management.importing import DataErrorAsCommandError, data_path, require
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from decks.models import Card, CardSet, Printing
 from decks.services import bump_catalogue_version, card_index
 

@@ -1,7 +1,7 @@
 """Import 17Lands-layout draft logs (public PremierDraft CSVs or the proxy logs) into the database."""
 from django.core.management.base import BaseCommand
 
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from drafts.logstore import import_logs
 from drafts.management.common import DraftErrorsAsCommandErrors
 

@@ -3,7 +3,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from drafts.management.common import DraftErrorsAsCommandErrors
 from drafts.services import BOT_NAMES, simulate_draft
 

@@ -3,7 +3,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from mtgsite.progress import progress as progress_bar
+from plumbing.progress import progress as progress_bar
 from gameplay import carddb
 
 

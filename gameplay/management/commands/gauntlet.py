@@ -6,7 +6,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from gameplay.core.matches import roundrobin as core
 from gameplay.core.engine.decks import sample_decks
 from gameplay.gauntlet import service, tasks

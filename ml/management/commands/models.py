@@ -23,11 +23,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from mtgsite.progress import progress
+from plumbing.progress import progress
 from ml import kinds, training
 from ml.kinds import TrainingError
 from ml.models import ModelVersion
-from ml.registry import RegistryError, activate_version, delete_version, rollback, upload_version
+from ml.registry import RegistryError, activate_version, active_version, delete_version, rollback, upload_version
 from ml.safetensors_check import UploadRejected
 from ml.tasks import enqueue_evaluation, enqueue_training
 
@@ -175,7 +175,7 @@ class Command(BaseCommand):
             version = self._version(int(target))
         else:
             kind = self._kind(target)
-            version = ModelVersion.objects.filter(kind=kind, scope=scope, active=True).first()
+            version = active_version(kind, scope, required=False)
             if version is None:
                 raise CommandError(f"no active {kind}{f' [{scope}]' if scope else ''} version to evaluate "
                                    f"(give a version id: manage.py models list)")

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ml.defaults import OPTIONAL_KINDS, SHIPPED_KINDS, export_active, register_shipped, shipped
 from ml.models import ModelVersion
+from ml.registry import active_version
 
 
 # what a fresh site trains, through the models front door, for a shipped kind with neither a file nor a version
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         if kind and not export:
             raise CommandError("--kind goes with --export.")
         if export:
-            if kind and not ModelVersion.objects.filter(kind=kind, scope="", active=True).exists():
+            if kind and active_version(kind, required=False) is None:
                 raise CommandError(f"No active {kind} version to ship.")
             entries = export_active(kinds=(kind,), scoped_kinds=(), merge=True) if kind else export_active()
             for entry in entries:
@@ -68,7 +69,7 @@ class Command(BaseCommand):
         quick one (a TrainingRun, with a progress bar) on the set's logs when there are any."""
         for entry in shipped():
             scope = entry.get("scope", "")
-            if entry["kind"] != "draft_bot" or ModelVersion.objects.filter(kind="draft_bot", scope=scope, active=True).exists():
+            if entry["kind"] != "draft_bot" or active_version("draft_bot", scope, required=False) is not None:
                 continue
             self.stdout.write(f"draft_bot[{scope}]: the shipped file is missing; training a quick one")
             try:

@@ -1,4 +1,4 @@
-"""The abuse limits (mtgsite.limits): the sliding window and its Retry-After, who the client is, in-flight caps,
+"""The abuse limits (plumbing.limits): the sliding window and its Retry-After, who the client is, in-flight caps,
 and every limited API endpoint, page and socket answering 429 with Retry-After once its quota is spent.
 
 The suite runs with the limits off (tests/isolation.py); the ``limits_on`` fixture (tests/limits.py) turns them
@@ -13,8 +13,8 @@ from django.test import Client as DjangoClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mtgsite import limits
-from mtgsite.limits import Client, Rate, Refused, parse_rate, sliding_wait
+from plumbing import limits
+from plumbing.limits import Client, Rate, Refused, parse_rate, sliding_wait
 from tests.limits import turn_on
 
 

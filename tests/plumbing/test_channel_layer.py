@@ -1,4 +1,4 @@
-"""The pub/sub channel layer (mtgsite/channel_layer.py) against a real redis-server of its own, killed and started
+"""The pub/sub channel layer (plumbing/channel_layer.py) against a real redis-server of its own, killed and started
 again empty: the channels it cut off say so, instead of waiting for ever for what was published meanwhile."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from mtgsite.channel_layer import ChannelLayerLost, RedisPubSubChannelLayer
+from plumbing.channel_layer import ChannelLayerLost, RedisPubSubChannelLayer
 from tests.faults import PrivateRedis
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")

@@ -1,11 +1,11 @@
-"""mtgsite.progress.ticking: a step that reports nothing while it works (one SQL statement) still shows a bar
+"""plumbing.progress.ticking: a step that reports nothing while it works (one SQL statement) still shows a bar
 that moves at least every few seconds, never reads done before the step is, and ends at 100 %."""
 from __future__ import annotations
 
 import re
 import time
 
-from mtgsite.progress import ticking
+from plumbing.progress import ticking
 
 
 def _updates(text: str) -> list[int]:

@@ -79,7 +79,7 @@ def parse_rate(text) -> Rate | None:
 
 
 def _setting(name: str, default=None):
-    return getattr(settings, "MTG_LIMITS", {}).get(name, default)
+    return settings.MTG_LIMITS.get(name, default)
 
 
 def _number(name: str, default: float = 0) -> float:

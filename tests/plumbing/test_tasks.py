@@ -1,4 +1,4 @@
-"""Queueing and live rows shared by the apps (mtgsite.jobs, mtgsite.live), and the layering they allow:
+"""Queueing and live rows shared by the apps (plumbing.jobs, plumbing.live), and the layering they allow:
 each app's tasks.py queues its work; no service imports its tasks module."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from drafts.pods import service
 from drafts.models import Draft
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError, session
-from mtgsite import live
+from plumbing import live
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""MTG_DEVICE in the shell: every place that picks a device goes through mtgsite.device.device (which resolves the
+"""MTG_DEVICE in the shell: every place that picks a device goes through plumbing.device.device (which resolves the
 setting with common.device.resolve_device): the worker's start-up check, complete_batch, the training kinds'
 ``device`` default and the completers."""
 import os
@@ -15,7 +15,7 @@ from decks.completion import completers
 from decks.completion.training import training_device
 from ml.kinds import TrainingError
 from mtgsite import celery as site_celery
-from mtgsite.device import device
+from plumbing.device import device
 
 NO_GPU = "torch sees no CUDA GPU"
 
