@@ -4,6 +4,7 @@ from django.urls import path
 
 from drafts.api import DraftDetailView, DraftExportView, SetListView, SimulateView, SuggestView
 from drafts.pods.api import PodCreateView, PodJoinView, PodPickView, PodStartView, PodView
+from drafts.pods.rounds_api import PodRoundsView
 
 urlpatterns = [
     path("drafts/sets", SetListView.as_view(), name="api-draft-sets"),
@@ -16,4 +17,5 @@ urlpatterns = [
     path("pods/<uuid:draft_id>/join", PodJoinView.as_view(), name="api-pod-join"),
     path("pods/<uuid:draft_id>/start", PodStartView.as_view(), name="api-pod-start"),
     path("pods/<uuid:draft_id>/picks", PodPickView.as_view(), name="api-pod-pick"),
+    path("pods/<uuid:draft_id>/rounds", PodRoundsView.as_view(), name="api-pod-rounds"),
 ]

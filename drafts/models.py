@@ -100,3 +100,24 @@ class DrafterProfile(models.Model):
 
     def __str__(self):
         return f"{self.user} consent={self.consent}"
+
+
+class DraftRound(models.Model):
+    """Play your pod: one best-of-one round of a person's seat against a bot seat's auto-built deck, played as a
+    game on /games/ (``drafts.rounds``). Deleted with the seat or the draft; its game goes with it there."""
+
+    draft = models.ForeignKey(Draft, on_delete=models.CASCADE, related_name="rounds")
+    seat = models.ForeignKey(DraftSeat, on_delete=models.CASCADE, related_name="rounds", help_text="the person's seat")
+    number = models.PositiveSmallIntegerField(help_text="1, 2, 3")
+    opponent = models.ForeignKey(DraftSeat, on_delete=models.CASCADE, related_name="rounds_against",
+                                 help_text="the bot's seat whose deck the AI plays")
+    game = models.OneToOneField("gameplay.PlayedGame", on_delete=models.CASCADE, related_name="draft_round")
+    level = models.CharField(max_length=40, help_text="the engine AI's level, e.g. engine:Medium")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["seat", "number"]
+        constraints = [models.UniqueConstraint(fields=["seat", "number"], name="draftround_unique_number")]
+
+    def __str__(self):
+        return f"round {self.number}: seat {self.seat.seat} vs seat {self.opponent.seat}"

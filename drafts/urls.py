@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 
 from drafts import views
-from drafts.pods import views as pod_views
+from drafts.pods import rounds_views, views as pod_views
 
 urlpatterns = [
     path("drafts/", views.draft_list, name="draft-list"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("drafts/pods/<uuid:draft_id>/join/", pod_views.pod_join, name="pod-join"),
     path("drafts/pods/<uuid:draft_id>/leave/", pod_views.pod_leave, name="pod-leave"),
     path("drafts/pods/<uuid:draft_id>/start/", pod_views.pod_start, name="pod-start"),
+    path("drafts/pods/<uuid:draft_id>/rounds/", rounds_views.round_start, name="pod-round-start"),
     path("drafts/mine/", pod_views.my_drafts, name="my-drafts"),
     path("drafts/mine/export.csv", pod_views.my_drafts_export, name="my-drafts-export"),
     path("drafts/mine/<int:seat_id>/delete/", pod_views.my_draft_delete, name="my-draft-delete"),

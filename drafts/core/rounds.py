@@ -51,3 +51,19 @@ def swiss_opponent(me: int, bots: Sequence[int], seats: int, table: Mapping[int,
         return (abs(mine.wins - theirs.wins), abs(mine.losses - theirs.losses), -_distance(me, bot, seats), bot)
 
     return min(fresh, key=key)
+
+
+def cards_drawn(state: dict, seat: int, deck: Mapping[str, int]) -> dict[str, int]:
+    """The cards of ``deck`` that left ``seat``'s library during a game (opening hand included), by name,
+    read from the engine's final JSON state: every object the seat owns outside its library, tokens and
+    cards not in the deck left out, at most the deck's count of each."""
+    st = state.get("state", state) if isinstance(state, dict) else {}
+    objects = st.get("objects") or {}
+    out: dict[str, int] = {}
+    for obj in objects.values():
+        if not isinstance(obj, dict) or obj.get("owner") != seat or obj.get("zone") == "Library" or obj.get("is_token"):
+            continue
+        name = obj.get("name")
+        if name in deck and out.get(name, 0) < deck[name]:
+            out[name] = out.get(name, 0) + 1
+    return out

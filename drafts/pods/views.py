@@ -25,6 +25,7 @@ from drafts.core.cards import DraftError
 from drafts.core.deckbuild import BASIC_FOR_COLOR, build_deck, check_build
 from drafts.core.protocol import card_facts
 from drafts.models import Draft, DraftSeat
+from drafts import rounds
 from drafts.pods import service, tasks
 from drafts.services import draftsim_ratings, set_choices, set_list
 from drafts.views import csv_download
@@ -121,7 +122,7 @@ def pod_page(request, draft_id):
     form = JoinForm(initial={"display_name": _default_name(request)}, ask_consent=ask)
     status, view = service.snapshot(draft.pk, seat.seat if seat else None)
     return render(request, "drafts/pod.html", {
-        "draft": draft, "seat": seat, "form": form, "status": status,
+        "draft": draft, "seat": seat, "form": form, "status": status, "play": rounds.summary(draft, seat),
         "initial": {"status": status, "view": view},
         "ws_path": f"/ws/pods/{draft.pk}/", "is_host": seat is not None and seat.seat == draft.host_seat,
     })
