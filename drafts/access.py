@@ -1,13 +1,14 @@
 """Who is asking, and what they may read: guest sessions, the data-sharing choice, seat privacy.
 
 Shared by the pages, the API and the exports, so every door to an online pod applies the same
-rules: an online pod's seats are private to their drafter (and staff); once the pod is complete a
-bot's seat is public. Simulated and imported drafts are public.
+rules: an online pod's seats are private to their drafter (and staff); once the pod is complete and its
+people have played their rounds against the bots (drafts.rounds), a bot's seat is public. Simulated and imported drafts are public.
 """
 from __future__ import annotations
 
 from drafts.models import Draft, DraftSeat
 from drafts.pods.service import consent_of, set_consent
+from drafts.rounds import bots_revealed
 from plumbing.guests import guest_key  # noqa: F401 - re-exported for the draft pages
 
 
@@ -40,7 +41,8 @@ def may_see_seat(request, seat: DraftSeat) -> bool:
     draft = seat.draft
     if draft.kind != "online" or request.user.is_staff or seat_owner(request, seat):
         return True
-    return draft.status == "complete" and seat.drafter != "human"
+    # a bot's picks (and so its deck) stay hidden until the pod's people have played their rounds against them
+    return draft.status == "complete" and seat.drafter != "human" and bots_revealed(draft)
 
 
 def visible_seats(request, draft: Draft):

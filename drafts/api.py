@@ -12,7 +12,7 @@ from drafts import services
 from drafts.access import visible_seats
 from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
-from drafts.views import csv_download
+from drafts.views import export_download
 from plumbing import limits
 from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
 
@@ -105,10 +105,12 @@ class DraftExportView(SiteApi, APIView):
     @extend_schema(responses={(200, "text/csv"): str, (404, "application/json"): ApiErrorsSerializer,
                               (404, "text/plain"): str},
                    description="The draft in the 17Lands public CSV layout: the seats you may read (404, as text, "
-                               "when there are none).")
+                               "when there are none). With `?rows=games`: the games of the seats' rounds (Play your pod) as "
+                               "17Lands-like game rows.")
     def get(self, request, draft_id):
         draft = get_object_or_404(Draft, pk=draft_id)
-        return csv_download(visible_seats(request, draft), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}.csv")
+        return export_download(request, visible_seats(request, draft),
+                               f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}.csv")
 
 
 class SuggestSerializer(serializers.Serializer):

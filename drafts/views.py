@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from decks.core.cards import COLOR_NAMES
 from decks.core.catalogue import DataError
 from decks.search import paginate, query_without_page
-from drafts import services
+from drafts import rounds, services
 from drafts.access import may_see_seat, visible_seats
 from drafts.core.cards import DraftError
 from common.figures import figure_bytes
@@ -92,6 +92,22 @@ def draft_detail(request, draft_id):
         rows.append({"seat": s, "first_pick": first_picks.get(s.pk, "") if visible else "", "visible": visible,
                      "picks": s.n_picks})
     return render(request, "drafts/draft_detail.html", {"draft": draft, "rows": rows})
+
+
+def export_download(request, seats, filename: str) -> HttpResponse:
+    """The export of these seats: their picks (17Lands draft layout), or with ``?rows=games`` the games of their
+    rounds (17Lands-like game rows, ``drafts.rounds.game_rows``) under the same seats, so the same consent."""
+    wanted = request.GET.get("rows") or "picks"
+    if wanted == "picks":
+        return csv_download(seats, filename)
+    if wanted != "games":
+        return HttpResponse("rows is 'picks' (the default) or 'games'", status=400, content_type="text/plain")
+    text = rounds.games_csv(seats)
+    if text is None:
+        return HttpResponse("Nothing to export: no finished games of these drafts.", status=404, content_type="text/plain")
+    response = HttpResponse(text, content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename.replace("draft_data", "game_data", 1)}"'
+    return response
 
 
 def csv_download(seats, filename: str) -> HttpResponse:
@@ -174,7 +190,8 @@ def draft_export(request, draft_id):
             return HttpResponse(f"no seat {seat!r} in this draft", status=400, content_type="text/plain")
         seats = seats.filter(seat=int(seat))
     suffix = f"-seat{int(seat) + 1}" if seat not in (None, "") else ""
-    return csv_download(seats.select_related("draft"), f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}{suffix}.csv")
+    return export_download(request, seats.select_related("draft"),
+                           f"draft_data.{draft.set_code}.{str(draft.pk)[:8]}{suffix}.csv")
 
 
 @require_GET

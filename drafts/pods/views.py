@@ -28,7 +28,7 @@ from drafts.models import Draft, DraftSeat
 from drafts import rounds
 from drafts.pods import service, tasks
 from drafts.services import draftsim_ratings, set_choices, set_list
-from drafts.views import csv_download
+from drafts.views import export_download
 from plumbing import limits
 
 CONSENT_CHOICES = [("yes", "Yes: include my drafts (picks, packs, timing) in the training data"),
@@ -287,12 +287,12 @@ def my_drafts_export(request):
         return HttpResponse("You have no finished drafts yet.", status=404, content_type="text/plain")
     if code not in codes:
         return HttpResponse(f"no drafts of {code!r}; you have {', '.join(codes)}", status=400, content_type="text/plain")
-    return csv_download(seats.filter(draft__set_code=code), f"draft_data_public.{code}.my_drafts.csv")
+    return export_download(request, seats.filter(draft__set_code=code), f"draft_data_public.{code}.my_drafts.csv")
 
 
 @require_POST
 def my_draft_delete(request, seat_id: int):
-    """Delete my picks of one draft. Others' seats stay (the pod is theirs too); an online pod with
+    """Delete my picks of one draft, and the games of my rounds. Others' seats stay (the pod is theirs too); an online pod with
     no other person left is deleted whole."""
     seat = get_object_or_404(_my_seats(request), pk=seat_id)
     draft = seat.draft
@@ -300,6 +300,7 @@ def my_draft_delete(request, seat_id: int):
         messages.error(request, "Finish (or wait out) the draft before deleting it.")
         return redirect("my-drafts")
     with transaction.atomic():
+        rounds.forget([seat])  # the games of its rounds go with the picks
         others = draft.seat_set.filter(drafter="human").exclude(pk=seat.pk).exists()
         if others:
             seat.picks.all().delete()
@@ -339,7 +340,8 @@ def consent_view(request):
 def consented_export(request):
     """The consented data set: the picks of people who opted in, one set (or all), 17Lands layout."""
     code = (request.GET.get("set") or "").upper().replace("\x00", "")  # PostgreSQL refuses NUL
-    return csv_download(service.consented_seats(code).select_related("draft"), f"draft_data_consented.{code or 'ALL'}.csv")
+    return export_download(request, service.consented_seats(code).select_related("draft"),
+                           f"draft_data_consented.{code or 'ALL'}.csv")
 
 
 class SignupForm(UserCreationForm):
