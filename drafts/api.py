@@ -53,7 +53,8 @@ def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
                 "pack_number": p.pack_number, "pick_number": p.pick_number, "pick": p.pick, "pack": p.pack,
                 "pool": p.pool, "scores": p.scores})
     for s in draft.seat_set.select_related("deck"):
-        seats.append({"seat": s.seat, "drafter": s.drafter, "draft_id": s.log_id, "colors": s.colors,
+        seats.append({"seat": s.seat, "drafter": s.drafter, "draft_id": s.log_id,
+                      "colors": s.colors if s.pk in visible else None,  # a bot's colours too, until its rounds are played
                       "deck": request.build_absolute_uri(reverse("api-deck-detail", args=[s.deck_id]))
                       if s.deck_id and s.pk in visible else None,  # a deck shows its pool: private like the picks
                       **({"picks": picks.get(s.pk, [])} if with_picks else {})})
