@@ -28,7 +28,7 @@ from gameplay import carddb
 from gameplay.core.engine.adapter import DIFFICULTIES
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError, session
-from gameplay.play.choice import DeckProblem, opponent_label
+from gameplay.play.choice import MAX_DECK, MIN_DECK, DeckProblem, opponent_label
 
 LEVELS = tuple(f"engine:{d}" for d in DIFFICULTIES)
 DEFAULT_LEVEL = "engine:Medium"
@@ -81,6 +81,10 @@ def deck_problems(seat: DraftSeat) -> dict:
     """What stops the person's deck on the engine, named before a game starts, with swaps from their pool:
     ``{"unknown": [...], "unsupported": {name: problems}, "supported": bool, "swaps": [[out, in], ...]}``."""
     main = person_deck(seat)
+    total = sum(c for _, c in main)
+    if not MIN_DECK <= total <= MAX_DECK:
+        return {"unknown": [], "unsupported": {}, "supported": False, "swaps": [],
+                "message": f"a deck needs {MIN_DECK} to {MAX_DECK} main-deck cards (yours has {total})"}
     support = carddb.deck_support([n for n, _ in main])
     if support["supported"]:
         return {**support, "swaps": []}

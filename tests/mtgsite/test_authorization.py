@@ -122,6 +122,12 @@ def lobby_seats(w):
     return sorted(w.lobby.seat_set.values_list("seat", flat=True)), w.lobby_status()
 
 
+def rounds_played(w):
+    from drafts.models import DraftRound
+
+    return DraftRound.objects.count()
+
+
 EXPECTED: dict[str, Route | list[Route]] = {
     # accounts (django.contrib.auth.urls) and sign-up
     "login": Route(every(OK)),
@@ -192,6 +198,14 @@ EXPECTED: dict[str, Route | list[Route]] = {
                         "guest": Out(302, "play", changed=True)}, "post", url=lobby_id, watch=lobby_seats),
     "pod-start": Route({role: Out(302, "pod", changed=role == "user") for role in ROLES}, "post", url=lobby_id,
                        watch=lobby_seats),
+    # play your pod: a finished pod's drafters only. The planted cards are vanilla creatures the engine plays: the
+    # guest's auto-built deck starts a game; the user's saved deck (a pool's first 23 cards, no lands) is refused
+    "api-pod-rounds": [Route(only(OK, "user", "guest", others=FORBIDDEN), url=done_id, about="done"),
+                       Route({**only(BAD, "user", others=FORBIDDEN), "guest": CREATED}, "post", json=True,
+                             url=done_id, about="done", body={"level": "engine:Easy"})],
+    "pod-round-start": Route({role: Out(302, "game", changed=True) if role == "guest" else Out(302, "pod", changed=False)
+                              for role in ROLES}, "post", url=done_id, body={"level": "engine:Easy"},
+                             watch=rounds_played),
     "my-drafts": Route(every(OK), about="pod"),
     "my-drafts-export": Route(only(OK, "user", "guest"), about="done"),
     "my-draft-delete": Route(only(Out(302, "my-drafts"), "user"), "post", url=lambda w: {"seat_id": w.done_seat.pk}),
@@ -199,11 +213,13 @@ EXPECTED: dict[str, Route | list[Route]] = {
     "draft-consented-export": Route({**every(ADMIN_LOGIN), "staff": OK}),
     "draft-detail": [Route(every(OK), url=pod_id, about="pod"), Route(every(OK), url=done_id, about="done")],
     "draft-export": [Route(only(OK, "user", "guest", "staff"), url=pod_id, about="pod"),
-                     Route(every(OK), url=done_id, about="done")],  # a finished pod's bot seats are public
+                     # a finished pod's bot seats stay private until its rounds are played: its drafters only
+                     Route(only(OK, "user", "guest", "staff"), url=done_id, about="done")],
     "draft-seat": [Route(only(OK, "user", "staff"), url=seat("pod", 0), about="pod"),
                    Route(only(OK, "guest", "staff"), url=seat("pod", 1), about="pod"),
                    Route(only(OK, "staff"), url=seat("pod", 2), about="pod"),  # a bot's seat, while drafting
-                   Route(every(OK), url=seat("done", 2), about="done")],  # ... and once the pod is finished
+                   # ... and once the pod is finished, until its people have played their rounds (drafts.rounds)
+                   Route(only(OK, "staff"), url=seat("done", 2), about="done")],
     "deck-builder": [Route(only(OK, "user"), url=seat("done", 0), about="done"),
                      Route(only(OK, "guest"), url=seat("done", 1), about="done"),
                      Route(only(Out(302, "pod"), "user"), url=seat("pod", 0), about="pod")],
@@ -371,7 +387,7 @@ class World:
             return {n for n in hand if n not in board}
         draft = getattr(self, about)
         cards = {n: seat_cards(draft, n) for n in range(draft.seats)}
-        public = {2} if about == "done" else set()  # a finished pod's bot seat
+        public = set()  # a finished pod's bot seat stays private until the pod's rounds are played
         visible = {"user": {0}, "guest": {1}, "staff": set(cards)}.get(role, set()) | public
         shown = set().union(*(cards[n] for n in visible))
         decks = {f"/decks/{pk}/" for pk in draft.seat_set.exclude(seat__in=visible).exclude(deck=None)
