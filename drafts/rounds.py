@@ -26,7 +26,7 @@ from drafts.pods.service import seat_of
 from drafts.services import draftsim_ratings, set_list
 from gameplay import carddb
 from gameplay.core.engine.adapter import DIFFICULTIES
-from gameplay.models import PlayedGame
+from gameplay.models import EngineCard, PlayedGame
 from gameplay.play import PlayError, session
 from gameplay.play.choice import MAX_DECK, MIN_DECK, DeckProblem, opponent_label
 
@@ -95,6 +95,20 @@ def deck_problems(seat: DraftSeat) -> dict:
     spare = [n for n, _ in _auto(seat, exclude=unplayable) if n not in in_deck and n not in bad]
     swaps = [[out, spare[i] if i < len(spare) else None] for i, out in enumerate(sorted(bad))]
     return {**support, "swaps": swaps}
+
+
+def builder_engine(pool: list[str], s, ratings) -> tuple[list[str], list[str]]:
+    """For the deck builder: the pool's cards the rules engine cannot play, and the playable auto-build's spells
+    (best first, one entry per copy) to swap in for them; nothing when the engine's cards were never built."""
+    if not EngineCard.objects.exists():
+        return [], []
+    support = carddb.deck_support(list(dict.fromkeys(pool)))
+    bad = set(support["unknown"]) | set(support["unsupported"])
+    if not bad:
+        return [], []
+    built = build_deck([n for n in pool if n not in bad], s, ratings=ratings)
+    basics = set(built.lands)
+    return sorted(bad), [n for n, c in built.main if n not in basics for _ in range(c)]
 
 
 # --- rounds --------------------------------------------------------------------------------------------

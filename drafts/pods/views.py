@@ -205,7 +205,9 @@ def _builder_state(seat: DraftSeat, pool, s) -> dict:
     if seat.deck_id:
         parsed = parsed_from_deck(seat.deck)
         current = _split_lands([(e.name, e.count) for e in parsed.main], [(e.name, e.count) for e in parsed.side])
-    return {"cards": {name: card_facts(s, name) for name in dict.fromkeys(pool)}, "auto": auto, "current": current}
+    unplayable, playable = rounds.builder_engine(pool, s, ratings)  # Play your pod: the swap the builder offers
+    return {"cards": {name: card_facts(s, name) for name in dict.fromkeys(pool)}, "auto": auto, "current": current,
+            "unplayable": unplayable, "playable": playable}
 
 
 @require_http_methods(["GET", "POST"])

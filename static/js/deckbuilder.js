@@ -44,7 +44,32 @@
     }));
   }
 
+  // Cards the rules engine cannot play (a game of "Play your pod" needs a deck without them): named, with a swap
+  // for the best playable cards of the pool (its auto-build without them).
+  const unplayable = new Set(initial.unplayable || []);
+  function engineNotice() {
+    const box = $("engine-notice");
+    if (!box) return;
+    const bad = [...new Set(state.main.filter((n) => unplayable.has(n)))];
+    box.hidden = !bad.length;
+    $("engine-cards").textContent = bad.join(", ");
+  }
+  function swapUnplayable() {
+    const wanted = (initial.playable || []).filter((n) => !unplayable.has(n));
+    const swapped = [];
+    state.main.filter((n) => unplayable.has(n)).forEach((name) => {
+      move(name, "main");
+      const inn = wanted.find((n) => state.side.includes(n) && !state.main.includes(n)) ||
+        wanted.find((n) => state.side.includes(n));
+      if (inn) { move(inn, "side"); swapped.push(name + " → " + inn); } else swapped.push(name + " → (none left)");
+    });
+    render();
+    say("Swapped: " + swapped.join("; "), false);
+  }
+  if ($("engine-swap")) $("engine-swap").addEventListener("click", swapUnplayable);
+
   function render() {
+    engineNotice();
     board("main"); board("side");
     const lands = Object.values(state.lands).reduce((a, b) => a + b, 0);
     $("main-count").textContent = state.main.length + lands;

@@ -158,3 +158,32 @@ def test_the_export_holds_the_game_rows_and_they_leave_with_the_picks(play_set):
     assert c.post(f"/drafts/mine/{seat.pk}/delete/").status_code == 302
     assert not PlayedGame.objects.filter(pk=game.pk).exists() and not DraftRound.objects.exists()
     assert c.get(f"/games/{game.pk}/").status_code == 404
+
+
+def test_cards_the_engine_cannot_play_are_named_before_a_round_with_a_swap(play_set):  # noqa: F811
+    import json
+
+    from drafts import rounds
+    from drafts.core.deckbuild import BASIC_FOR_COLOR
+    from gameplay.models import EngineCard
+
+    c = Client()
+    draft = bot_draft(guest(c))
+    seat = DraftSeat.objects.get(draft=draft, seat=0)
+    card = next(n for n, _ in rounds.person_deck(seat) if n not in BASIC_FOR_COLOR.values())
+    EngineCard.objects.filter(card__name=card).update(supported=False, problems=["planted: not implemented"])
+    body = c.get(f"/api/pods/{draft.pk}/rounds").json()
+    assert body["problems"]["supported"] is False and card in body["problems"]["unsupported"]
+    (out, swap), = body["problems"]["swaps"]
+    assert out == card and swap and swap != card
+    page = c.get(f"/drafts/pods/{draft.pk}/").content.decode()
+    assert 'id="play-problems"' in page and card in page and f"swap for {swap}" in page.replace("&#x27;", "'")
+    r = c.post(f"/api/pods/{draft.pk}/rounds", {"level": "engine:Easy"}, content_type="application/json")
+    assert r.status_code == 400 and card in r.json()["errors"][0]["message"] and not DraftRound.objects.exists()
+    builder = c.get(f"/drafts/{draft.pk}/seats/0/build/").content.decode()
+    state = json.loads(builder.split('id="builder-state" type="application/json">')[1].split("</script>")[0])
+    assert state["unplayable"] == [card] and card not in state["playable"] and swap in state["playable"]
+    assert 'id="engine-swap"' in builder
+    for bot in DraftSeat.objects.filter(draft=draft).exclude(drafter="human"):  # a bot's deck is rebuilt without it
+        deck = rounds.bot_deck(bot)
+        assert card not in {n for n, _ in deck} and sum(n for _, n in deck) == 40
