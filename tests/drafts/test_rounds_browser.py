@@ -1,5 +1,5 @@
 """Playwright + Debian's chromium against a real Daphne: a bot draft (opened in the browser, drafted to the end by
-the pod service to keep it short), the deck built and saved, round 1 started from the pod page at the level
+the pod service to keep it short), the deck built (a card the engine cannot play swapped out) and saved, round 1 started from the pod page at the level
 chosen, advice asked for and played, the round finished (by conceding: playing a whole game out by clicks is
 minutes on a 2-core machine), its review opened, and the results table on the pod page."""
 from __future__ import annotations
@@ -23,7 +23,10 @@ def test_draft_build_play_round_one_with_advice_and_review(play_set, advice_work
     from django.db import connections
     from playwright.sync_api import expect
 
+    from drafts import rounds
+    from drafts.core.deckbuild import BASIC_FOR_COLOR
     from drafts.models import Draft, DraftRound
+    from gameplay.models import EngineCard
 
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
@@ -49,8 +52,18 @@ def test_draft_build_play_round_one_with_advice_and_review(play_set, advice_work
         page.reload()
         expect(page.locator("#done")).to_be_visible()
 
+        # a card of the auto-built deck the engine cannot play: the builder names it and swaps it out
+        seat = draft.seat_set.get(seat=0)
+        card = next(n for n, _ in rounds.person_deck(seat) if n not in BASIC_FOR_COLOR.values())
+        EngineCard.objects.filter(card__name=card).update(supported=False)
         page.click("#build-link")
         page.wait_for_url(re.compile(r"/build/$"))
+        expect(page.locator("#engine-notice")).to_be_visible()
+        expect(page.locator("#engine-cards")).to_have_text(card)
+        page.click("#engine-swap")
+        expect(page.locator("#engine-notice")).to_be_hidden()
+        expect(page.locator("#builder-message")).to_contain_text(f"{card} → ")
+        expect(page.locator("#main-count")).to_have_text("40")
         page.click("#save-deck")
         expect(page.locator("#saved-deck-link")).to_be_visible()
 
@@ -62,6 +75,7 @@ def test_draft_build_play_round_one_with_advice_and_review(play_set, advice_work
         page.wait_for_url(re.compile(r"/games/[0-9a-f-]{36}/$"))
         expect(page.locator("#conn")).to_have_text("live")
         rnd = DraftRound.objects.get()
+        assert card not in {n for n, _ in rnd.game.human_deck}
         assert rnd.number == 1 and rnd.level == "engine:VeryEasy" and rnd.game.human_deck_name.startswith("Ana")
 
         # advice: on through single-choice decisions until there is a choice, then the advisor's pick is played
