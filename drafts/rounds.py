@@ -246,7 +246,8 @@ def game_rows(seats) -> tuple[list[str], list[dict]]:
         for name, count in g.human_deck:
             deck[name] = deck.get(name, 0) + count
         try:
-            drawn = cards_drawn(json.loads(g.state or "{}"), g.human_seat, deck)
+            drawn = cards_drawn(json.loads(g.state or "{}"), g.human_seat, deck,
+                                board=(g.final_board or {}).get(str(g.human_seat)))
         except ValueError:
             drawn = {}
         for name in deck:

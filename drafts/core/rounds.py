@@ -53,15 +53,27 @@ def swiss_opponent(me: int, bots: Sequence[int], seats: int, table: Mapping[int,
     return min(fresh, key=key)
 
 
-def cards_drawn(state: dict, seat: int, deck: Mapping[str, int]) -> dict[str, int]:
-    """The cards of ``deck`` that left ``seat``'s library during a game (opening hand included), by name,
-    read from the engine's final JSON state: every object the seat owns outside its library, tokens and
-    cards not in the deck left out, at most the deck's count of each."""
+def cards_drawn(state: dict, seat: int, deck: Mapping[str, int], board: dict | None = None) -> dict[str, int]:
+    """The cards of ``deck`` that left ``seat``'s library during a game (opening hand included), by name.
+
+    ``state`` is the engine's final JSON state; ``board`` the seat's observation of the board as it stood when
+    the game ended (``PlayedGame.final_board``): the engine's end-of-game clean-up exiles the loser's cards,
+    library included, so a loser's cards are read from ``board`` (hand, graveyard, battlefield, exile) and
+    their names and owners from ``state``. Without ``board``, every object the seat owns outside its library
+    counts. Tokens and cards not in the deck are left out, at most the deck's count of each."""
     st = state.get("state", state) if isinstance(state, dict) else {}
     objects = st.get("objects") or {}
+    if board:
+        ids = {c.get("id") for c in board.get("exile") or [] if isinstance(c, dict)}
+        for p in board.get("players") or []:
+            for key in ("hand", "graveyard", "battlefield"):
+                ids.update(c.get("id") for c in p.get(key) or [] if isinstance(c, dict))
+        chosen = [objects.get(str(i)) for i in ids if i is not None]
+    else:
+        chosen = [o for o in objects.values() if isinstance(o, dict) and o.get("zone") != "Library"]
     out: dict[str, int] = {}
-    for obj in objects.values():
-        if not isinstance(obj, dict) or obj.get("owner") != seat or obj.get("zone") == "Library" or obj.get("is_token"):
+    for obj in chosen:
+        if not isinstance(obj, dict) or obj.get("owner") != seat or obj.get("is_token"):
             continue
         name = obj.get("name")
         if name in deck and out.get(name, 0) < deck[name]:

@@ -142,7 +142,10 @@ def test_the_export_holds_the_game_rows_and_they_leave_with_the_picks(play_set):
     assert row["on_play"] == str(game.first_player == game.human_seat) and row["num_turns"] == str(game.turn)
     assert row["opp_colors"] == DraftSeat.objects.get(pk=game.draft_round.opponent_id).colors
     assert sum(int(v) for k, v in row.items() if k.startswith("deck_")) == 40
-    assert sum(int(v) for k, v in row.items() if k.startswith("drawn_")) >= 7  # the opening hand at least
+    board = game.final_board[str(game.human_seat)]  # as it stood before the clean-up exiled the loser's library
+    library = next(p["library"] for p in board["players"] if p["seat"] == game.human_seat)
+    drawn = sum(int(v) for k, v in row.items() if k.startswith("drawn_"))
+    assert 7 <= drawn == 40 - library  # the opening hand and every draw, not the library exiled at the end
     assert game_rows(c.get("/drafts/mine/export.csv?set=PLY&rows=games")) == rows
     assert game_rows(c.get(f"/api/drafts/{draft.pk}/export?rows=games")) == rows
     assert c.get(f"/drafts/{draft.pk}/export.csv?rows=cards").status_code == 400

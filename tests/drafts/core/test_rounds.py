@@ -1,7 +1,7 @@
 """The pod's small Swiss: records from results, and the next opponent by record."""
 import pytest
 
-from drafts.core.rounds import Record, records, swiss_opponent
+from drafts.core.rounds import Record, cards_drawn, records, swiss_opponent
 
 
 def test_records_count_both_sides():
@@ -33,3 +33,18 @@ def test_rematches_only_when_every_bot_was_met():
 def test_no_bots():
     with pytest.raises(ValueError):
         swiss_opponent(0, [], 2, {}, [])
+
+
+def test_cards_drawn_read_the_board_before_the_clean_up():
+    objects = {"1": {"name": "Bear", "owner": 0, "zone": "Exile"}, "2": {"name": "Bear", "owner": 0, "zone": "Exile"},
+               "3": {"name": "Shock", "owner": 0, "zone": "Exile"}, "4": {"name": "Bear", "owner": 1, "zone": "Exile"},
+               "5": {"name": "Token", "owner": 0, "zone": "Exile", "is_token": True},
+               "6": {"name": "Bear", "owner": 0, "zone": "Library"}}
+    state = {"state": {"objects": objects}}
+    deck = {"Bear": 2, "Shock": 1}
+    # the loser's cards were all exiled by the clean-up: the board as it stood tells what was drawn
+    board = {"players": [{"hand": [{"id": 1}], "graveyard": [{"id": 3}], "battlefield": [{"id": 5}]},
+                         {"battlefield": [{"id": 4}]}], "exile": []}
+    assert cards_drawn(state, 0, deck, board) == {"Bear": 1, "Shock": 1}
+    assert cards_drawn(state, 0, deck) == {"Bear": 2, "Shock": 1}  # without the board: outside the library
+    assert cards_drawn({}, 0, deck) == {}
