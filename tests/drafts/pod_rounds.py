@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.gameplay.conftest import card_records, game_catalogue, real_data_dir_session  # noqa: F401  (fixtures)
+from tests.drafts.test_pod_views import finish
 from tests.gameplay.play_fixtures import game_env  # noqa: F401  (fixture)
 
 BASICS = {"Plains", "Island", "Swamp", "Mountain", "Forest"}
@@ -28,23 +29,6 @@ def make_play_set(code: str = "PLY") -> list[str]:
     return [n for n in names if n in cards]
 
 
-def finish(draft) -> None:
-    """Draft to the end for every person (the first card of each pack)."""
-    from drafts.models import DraftSeat
-    from drafts.pods import service
-
-    for _ in range(500):
-        people = DraftSeat.objects.filter(draft=draft, drafter="human")
-        views = [service.snapshot(draft.pk, s.seat)[1] for s in people]
-        if all(v["complete"] for v in views):
-            return
-        for v in views:
-            if v["pack"]:
-                service.make_pick(draft.pk, v["seat"], v["pack"][0]["name"], v["pack_number"], v["pick_number"],
-                                  f"{v['seat']}-{v['pack_number']}-{v['pick_number']}")
-    raise AssertionError("the draft did not finish")
-
-
 def bot_draft(session_key: str = "", user=None, seats: int = 4, consent: bool = True, finished: bool = True):
     """A pod of ``seats`` seats, one person (seat 0) and bots, drafted to the end; the Draft."""
     from drafts.pods import service
@@ -53,7 +37,7 @@ def bot_draft(session_key: str = "", user=None, seats: int = 4, consent: bool = 
                                   consent=consent, seed=7)
     service.start_pod(draft.pk, user, session_key)
     if finished:
-        finish(draft)
+        finish(draft)  # the first card of each pack, for every person
     draft.refresh_from_db()
     return draft
 
