@@ -26,7 +26,7 @@ from decks.services import parsed_from_deck
 from decks.views import EXPORT_STYLES
 from decks.embeddings.service import similar_cards
 from plumbing import limits
-from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response
+from plumbing.api import ApiErrorsSerializer, Flag, SiteApi, Text, errors_response, invalid
 from plumbing.guests import guest_key
 
 class _NoFormatOverride:
@@ -132,17 +132,41 @@ class DeckDetailSerializer(DeckSerializer):
 
 
 class DeckImportSerializer(serializers.Serializer):
-    """The request body of POST /api/decks/ (documentation only: the view checks it by hand)."""
+    """The request body of POST /api/decks/; the lines themselves are the importer's (one error per bad line)."""
 
-    text = serializers.CharField(max_length=MAX_DECK_TEXT, help_text="The decklist: MTGO, Arena or plain text.")
-    name = serializers.CharField(max_length=MAX_DECK_NAME, required=False, allow_blank=True)
-    format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
+    text = Text(required=False, allow_null=True, allow_blank=True,
+                help_text=f"The decklist: MTGO, Arena or plain text (at most {MAX_DECK_TEXT} characters).",
+                error_messages={"invalid": "text must be a string (the decklist)."})
+    name = Text(max_length=MAX_DECK_NAME, required=False, allow_blank=True, allow_null=True,
+                error_messages={"invalid": "name must be a string.",
+                                "max_length": "name is too long; at most {max_length} characters."})
+    format = Text(required=False, allow_blank=True, allow_null=True,
+                  help_text=f"one of {', '.join(FORMATS)} (blank: none)", error_messages={"invalid": "format must be a string."})
+
+    def validate_format(self, value):
+        if problem := format_problem(value or ""):
+            raise serializers.ValidationError(problem)
+        return value or ""
+
+    def validate(self, attrs):
+        if problem := text_problem(attrs.get("text")):
+            raise serializers.ValidationError({"text": problem})
+        return {**attrs, "name": attrs.get("name") or "", "format": attrs.get("format") or ""}
+
+
+VISIBILITY = "Send {\"public\": true} or {\"public\": false}; nothing else of a deck can be changed."
 
 
 class DeckVisibilitySerializer(serializers.Serializer):
-    """The request body of PATCH /api/decks/<id>/ (documentation only: the view checks it by hand)."""
+    """The request body of PATCH /api/decks/<id>/: ``public`` and nothing else."""
 
-    public = serializers.BooleanField(help_text="true: listed for everyone; false: unlisted (only by its link)")
+    public = Flag(help_text="true: listed for everyone; false: unlisted (only by its link)",
+                  error_messages={k: VISIBILITY.replace("{", "{{").replace("}", "}}") for k in ("invalid", "required", "null")})
+
+    def validate(self, attrs):
+        if set(self.initial_data) != {"public"}:
+            raise serializers.ValidationError({"public": VISIBILITY})
+        return attrs
 
 
 class ExportSerializer(serializers.Serializer):
@@ -250,23 +274,10 @@ class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.Retriev
                                                f"with Content-Type: application/json ({exc.detail})."})
         if not isinstance(data, dict):
             return errors_response({"message": "The body must be a JSON object with a \"text\" field."})
-        problems = []
-        text, name, fmt = data.get("text"), data.get("name") or "", data.get("format") or ""
-        if text is not None and not isinstance(text, str):
-            problems.append({"field": "text", "message": "text must be a string (the decklist)."})
-        elif problem := text_problem(text):
-            problems.append({"field": "text", "message": problem})
-        if not isinstance(name, str):
-            problems.append({"field": "name", "message": "name must be a string."})
-        elif len(name) > MAX_DECK_NAME:
-            problems.append({"field": "name", "message": f"name is too long; at most {MAX_DECK_NAME} characters."})
-        if not isinstance(fmt, str):
-            problems.append({"field": "format", "message": "format must be a string."})
-        elif problem := format_problem(fmt):
-            problems.append({"field": "format", "message": problem})
-        if problems:
-            return errors_response(*problems)
-
+        form = DeckImportSerializer(data=data)
+        if not form.is_valid():
+            return invalid(form)
+        text, name, fmt = form.validated_data["text"], form.validated_data["name"], form.validated_data["format"]
         outcome = import_deck(text, name=name, fmt=fmt, **saved_by(request))
         if not outcome.ok:
             return errors_response(*({"line": e.line_no, "text": e.line, "message": e.message,
@@ -293,11 +304,13 @@ class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.Retriev
             data = request.data
         except (ParseError, UnsupportedMediaType) as exc:
             return errors_response({"message": f"Send a JSON object such as {{\"public\": true}} ({exc.detail})."})
-        if not isinstance(data, dict) or set(data) != {"public"} or not isinstance(data["public"], bool):
-            return errors_response({"field": "public", "message": "Send {\"public\": true} or {\"public\": false}; "
-                                                                  "nothing else of a deck can be changed."})
-        if deck.public != data["public"]:
-            deck.public = data["public"]
+        if not isinstance(data, dict):
+            return errors_response({"field": "public", "message": VISIBILITY})
+        form = DeckVisibilitySerializer(data=data)
+        if not form.is_valid():
+            return invalid(form)
+        if deck.public != form.validated_data["public"]:
+            deck.public = form.validated_data["public"]
             deck.save(update_fields=["public"])
         return Response(DeckDetailSerializer(deck, context=self.get_serializer_context()).data)
 

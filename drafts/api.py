@@ -14,7 +14,7 @@ from drafts.core.cards import DraftError
 from drafts.models import Draft, DraftPick
 from drafts.views import export_download
 from plumbing import limits
-from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing.api import ApiErrorsSerializer, SiteApi, Text, Whole, errors_response, validated
 
 MAX_PACK = 20
 MAX_POOL = 60
@@ -34,13 +34,19 @@ class SetListView(SiteApi, APIView):
         return Response(services.draftable_sets())
 
 
+SEATS = "seats must be an integer from 2 to 8."
+SEED = "seed must be an integer from 0 to 2^31-1."
+
+
 class SimulateSerializer(serializers.Serializer):
-    set = serializers.CharField()
-    bots = serializers.ListField(child=serializers.CharField(), help_text="one bot name per seat (2 to 8)",
-                                 required=False)
-    bot = serializers.CharField(required=False, help_text="one bot for every seat (with seats)")
-    seats = serializers.IntegerField(required=False, default=8)
-    seed = serializers.IntegerField(required=False)
+    set = Text(allow_blank=True)
+    bots = serializers.ListField(child=Text(), help_text="one bot name per seat (2 to 8)", required=False,
+                                 allow_null=True, error_messages={"not_a_list": "bots must be a list of bot names."})
+    bot = Text(required=False, allow_blank=True, allow_null=True, help_text="one bot for every seat (with seats)")
+    seats = Whole(required=False, default=8, min_value=2, max_value=8,
+                  error_messages={"invalid": SEATS, "min_value": SEATS, "max_value": SEATS})
+    seed = Whole(required=False, allow_null=True, min_value=0, max_value=2**31 - 1,
+                 error_messages={"invalid": SEED, "min_value": SEED, "max_value": SEED})
 
 
 def draft_body(request, draft: Draft, with_picks: bool = True) -> dict:
@@ -72,22 +78,14 @@ class SimulateView(limits.Limited, SiteApi, APIView):
                                                    "seed": 7})],
                    description="Simulate a whole pod of bots and store it (every pick, each seat's built deck).")
     def post(self, request):
-        data, error = json_body(request)
+        data, error = validated(request, SimulateSerializer)
         if error:
             return error
         bots = data.get("bots")
         if bots is None:
-            seats = data.get("seats", 8)
-            if not isinstance(seats, int) or not 2 <= seats <= 8:
-                return errors_response({"field": "seats", "message": "seats must be an integer from 2 to 8."})
-            bots = [str(data.get("bot") or "draftsim")] * seats
-        if not isinstance(bots, list) or not all(isinstance(b, str) for b in bots):
-            return errors_response({"field": "bots", "message": "bots must be a list of bot names."})
-        seed = data.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31):
-            return errors_response({"field": "seed", "message": "seed must be an integer from 0 to 2^31-1."})
+            bots = [data.get("bot") or "draftsim"] * data["seats"]
         try:
-            draft = services.simulate_draft(str(data.get("set") or ""), bots, seed=seed,
+            draft = services.simulate_draft(data["set"], bots, seed=data.get("seed"),
                                             owner=request.user if request.user.is_authenticated else None)
         except DraftError as exc:
             return errors_response({"message": str(exc)})
@@ -115,26 +113,21 @@ class DraftExportView(SiteApi, APIView):
 
 
 class SuggestSerializer(serializers.Serializer):
-    set = serializers.CharField()
-    bot = serializers.CharField(default="neural")
-    pack = serializers.ListField(child=serializers.CharField(), max_length=MAX_PACK)
-    pool = serializers.ListField(child=serializers.CharField(), required=False, max_length=MAX_POOL)
-    pack_number = serializers.IntegerField(required=False, min_value=0, max_value=2)
-    pick_number = serializers.IntegerField(required=False, min_value=0, max_value=14)
+    set = Text()
+    bot = Text(default="neural")
+    pack = serializers.ListField(child=Text(), max_length=MAX_PACK)
+    pool = serializers.ListField(child=Text(), required=False, max_length=MAX_POOL)
+    pack_number = Whole(required=False, min_value=0, max_value=2)
+    pick_number = Whole(required=False, min_value=0, max_value=14)
 
 
 class SuggestView(SiteApi, APIView):
     @extend_schema(request=SuggestSerializer, responses={200: dict, 400: ApiErrorsSerializer},
                    description="Rank a pack for a drafter with a bot (best first, with scores). Nothing is stored.")
     def post(self, request):
-        data, error = json_body(request)
+        v, error = validated(request, SuggestSerializer)
         if error:
             return error
-        form = SuggestSerializer(data=data)
-        if not form.is_valid():
-            return errors_response(*[{"field": f, "message": " ".join(str(m) for m in msgs)}
-                                     for f, msgs in form.errors.items()])
-        v = form.validated_data
         try:
             body = services.suggest(v["set"], v["bot"], v["pack"], v.get("pool", []), v.get("pack_number", 0),
                                     v.get("pick_number", 0))

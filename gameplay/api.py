@@ -15,7 +15,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing.api import ApiErrorsSerializer, Number, SiteApi, Text, Whole, errors_response, validated
 from plumbing import limits
 from plumbing.guests import guest_key
 from gameplay.core.engine.decks import sample_decks
@@ -33,26 +33,34 @@ def _error(exc: PlayError):
 
 
 class BudgetSerializer(serializers.Serializer):
-    seconds = serializers.FloatField(required=False, allow_null=True,
-                                     help_text="wall-clock seconds (capped by the server); null: no time limit given")
-    simulations = serializers.IntegerField(required=False, allow_null=True, min_value=1,
-                                           help_text="null: no simulation limit given")
+    seconds = Number(required=False, allow_null=True,
+                     help_text="wall-clock seconds (capped by the server); null: no time limit given")
+    simulations = Whole(required=False, allow_null=True, min_value=1, help_text="null: no simulation limit given")
+
+
+SEAT = "seat must be 0 or 1"
+BUDGET = "budget is {{\"seconds\": n}} and/or {{\"simulations\": n}}"  # braces doubled: DRF formats it
 
 
 class AdviceRequestSerializer(serializers.Serializer):
-    """Documentation of the body; the view checks it by hand for clear messages."""
+    """The body of POST /api/games/advice; what the engine alone can tell (a state it cannot load, a seat without a
+    decision, an unknown level) is the advisor's 400."""
 
     state = serializers.JSONField(help_text="the engine's JSON state, as Game.state() returns it")
-    seat = serializers.IntegerField(min_value=0, max_value=1, help_text="whose decision to advise")
-    algorithm = serializers.ChoiceField(choices=["flat", "mcts", "minimax"], required=False,
-                                        help_text="default: the level's (mcts)")
-    level = serializers.CharField(required=False, help_text="vote (the default: the engine's VeryHard search on "
+    seat = Whole(min_value=0, max_value=1, help_text="whose decision to advise",
+                 error_messages={"invalid": SEAT, "min_value": SEAT, "max_value": SEAT, "required": SEAT, "null": SEAT})
+    algorithm = serializers.ChoiceField(choices=["flat", "mcts", "minimax"], required=False, allow_null=True,
+                                        help_text="default: the level's (mcts)",
+                                        error_messages={"invalid_choice": "unknown algorithm {input}: flat, mcts or "
+                                                                          "minimax"})
+    level = Text(required=False, allow_null=True, help_text="vote (the default: the engine's VeryHard search on "
                                   "honest copies, the action most chose), vote+search (MCTS where the copies split, "
                                   "on the same copies), or search:<fast|default|learned|strong|flat|minimax> (one "
                                   "search; the bare names too). Without a level, a budget or an algorithm asks for "
                                   "one search at the search:default settings")
-    budget = BudgetSerializer(required=False, help_text="instead of a level's budget")
-    seed = serializers.IntegerField(required=False, default=0)
+    budget = BudgetSerializer(required=False, allow_null=True, help_text="instead of a level's budget",
+                              error_messages={"invalid": BUDGET})
+    seed = Whole(required=False, default=0)
 
 
 class AlternativeSerializer(serializers.Serializer):
@@ -133,18 +141,14 @@ class AdviceView(limits.Limited, SiteApi, APIView):
                     "(GAME_API_ADVICE_MAX_SECONDS, 5 s by default). A state the engine cannot load, a seat "
                     "without a decision, an unknown level or algorithm: 400 with the reason.")
     def post(self, request):
-        data, error = json_body(request)
+        data, error = validated(request, AdviceRequestSerializer)
         if error:
             return error
-        if "state" not in data:
-            return errors_response({"field": "state", "message": "send the engine's JSON state as 'state'"})
         budget = data.get("budget") or {}
-        if not isinstance(budget, dict):
-            return errors_response({"field": "budget", "message": "budget is {\"seconds\": n} and/or {\"simulations\": n}"})
         try:
             out = advice.advise_state(data["state"], data.get("seat"), level=data.get("level"),
                                       algorithm=data.get("algorithm"), seconds=budget.get("seconds"),
-                                      simulations=budget.get("simulations"), seed=data.get("seed", 0),
+                                      simulations=budget.get("simulations"), seed=data["seed"],
                                       spread_for=tasks.advice_spread)
         except PlayError as exc:
             return _error(exc)
@@ -154,11 +158,27 @@ class AdviceView(limits.Limited, SiteApi, APIView):
 class GameCreateSerializer(serializers.Serializer):
     deck = serializers.JSONField(help_text="'sample:<name>', 'deck:<id>' or {\"name\", \"main\": [[card, count], ...]}")
     opponent_deck = serializers.JSONField(help_text="the AI's deck, same forms")
-    opponent = serializers.CharField(default="engine:Medium",
-                                     help_text="engine:VeryEasy..VeryHard, random, or search:fast|default|strong|learned")
-    seat = serializers.IntegerField(default=0, min_value=0, max_value=1)
+    opponent = Text(default="engine:Medium",
+                    help_text="engine:VeryEasy..VeryHard, random, or search:fast|default|strong|learned")
+    seat = Whole(default=0, min_value=0, max_value=1)
     first = serializers.ChoiceField(choices=["you", "ai", "random"], default="random")
-    seed = serializers.IntegerField(required=False)
+    seed = Whole(required=False, allow_null=True)
+
+
+class GameActionSerializer(serializers.Serializer):
+    key = Text(required=False, help_text="an offered action's key (or 'action')")
+    action = serializers.DictField(required=False, help_text='{"type", "data"}: the action itself (instead of key)')
+    revision = Whole(required=False, allow_null=True, help_text="the view's revision (another one: 409, stale)",
+                     error_messages={"invalid": "revision must be an integer"})
+    client_action_id = Text(required=False, allow_null=True, help_text="1 to 64 characters; resending it is "
+                            "answered, not applied twice", error_messages={"invalid": "client_action_id is 1 to 64 "
+                                                                                      "characters"})
+    pass_until = serializers.JSONField(required=False, allow_null=True, help_text="with a pass: end_of_turn or my_turn")
+
+    def validate(self, attrs):
+        if "key" not in attrs and "action" not in attrs:
+            raise serializers.ValidationError({"key": "send 'key' (an offered action's key) or 'action'"})
+        return attrs
 
 
 def _body(request, row: PlayedGame, view: dict | None = None) -> dict:
@@ -194,15 +214,12 @@ class GameCreateView(limits.Limited, SiteApi, APIView):
         description="Start a game against the AI (bound to your account, or to your session as a guest). The AI "
                     "acts until your first decision. Decks with unknown or unsupported cards: 400 listing them.")
     def post(self, request):
-        data, error = json_body(request)
+        data, error = validated(request, GameCreateSerializer)
         if error:
             return error
-        if "deck" not in data or "opponent_deck" not in data:
-            return errors_response({"message": "send 'deck' and 'opponent_deck' ('sample:<name>', 'deck:<id>' or "
-                                               "{\"main\": [[card, count], ...]})"})
         try:
-            row, outcome = session.create_game(data["deck"], data["opponent_deck"], data.get("opponent", "engine:Medium"),
-                                               human_seat=data.get("seat", 0), first=data.get("first", "random"),
+            row, outcome = session.create_game(data["deck"], data["opponent_deck"], data["opponent"],
+                                               human_seat=data["seat"], first=data["first"],
                                                user=request.user, session_key=guest_key(request, create=True),
                                                seed=data.get("seed"))
         except PlayError as exc:
@@ -241,8 +258,9 @@ class GameConcedeView(SiteApi, APIView):
 
 class GameActionView(SiteApi, APIView):
     @extend_schema(
-        request=dict, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer, 409: ApiErrorsSerializer,
-                                 500: ApiErrorsSerializer},
+        request=GameActionSerializer,
+        responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer, 409: ApiErrorsSerializer,
+                   500: ApiErrorsSerializer},
         examples=[OpenApiExample("Pass", request_only=True, value={
             "key": "{\"data\":null,\"type\":\"PassPriority\"}", "revision": 3, "client_action_id": "a1"})],
         description='Take one of the offered actions: {"key": the action\'s key, or "action": {"type", "data"}, '
@@ -253,12 +271,10 @@ class GameActionView(SiteApi, APIView):
                     "resending the same client_action_id is answered, not applied twice; an engine crash: 500, "
                     "the game is kept as it was.")
     def post(self, request, game_id):
-        data, error = json_body(request)
+        data, error = validated(request, GameActionSerializer)
         if error:
             return error
         action = data.get("key", data.get("action"))
-        if not isinstance(action, (str, dict)):
-            return errors_response({"field": "key", "message": "send 'key' (an offered action's key) or 'action'"})
         try:
             row = _owned(request, game_id)
             outcome = session.human_action(row.pk, row.human_seat, action, data.get("revision"),

@@ -5,6 +5,10 @@ documents it). DRF's own errors (an unknown object or page, a method not allowed
 :class:`SiteApi`, which every API view of the site mixes in (it also refuses text holding a NUL character), and
 an /api/ URL that matches no route by :func:`not_found` (the site's ``handler404``). ``json_body`` reads a
 request's JSON object, or gives the error response to return.
+
+One contract per endpoint: the serializer that documents a request body (``extend_schema(request=...)``) also
+validates it (:func:`validated`), its errors in the one shape (:func:`invalid`). The fields below take a value of
+their JSON type only (DRF's own would turn ``5`` into ``"5"`` or ``"true"`` into ``True``).
 """
 from __future__ import annotations
 
@@ -30,6 +34,76 @@ class ApiErrorSerializer(serializers.Serializer):
 
 class ApiErrorsSerializer(serializers.Serializer):
     errors = ApiErrorSerializer(many=True)
+
+
+class Text(serializers.CharField):
+    """A JSON string (a number or a boolean is refused, not turned into one)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Whole(serializers.IntegerField):
+    """A JSON integer (not a boolean, a float or a string of digits)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Number(serializers.FloatField):
+    """A JSON number (not a boolean or a string)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, (int, float)) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Flag(serializers.BooleanField):
+    """A JSON true or false (not 1, "yes" or "true")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+def serializer_errors(errors, field: str = "") -> list[dict]:
+    """A serializer's errors in the site's shape: one ``{"field", "message"}`` per field (a nested one as
+    ``budget.seconds`` or ``pack.2``), ``{"message"}`` for the body as a whole."""
+    if isinstance(errors, dict):
+        out = []
+        for key, value in errors.items():
+            inner = "" if key in ("non_field_errors", "__all__") else str(key)
+            out += serializer_errors(value, f"{field}.{inner}" if field and inner else field or inner)
+        return out
+    if isinstance(errors, list) and errors and not all(isinstance(e, str) for e in errors):
+        return [e for i, item in enumerate(errors) for e in serializer_errors(item, f"{field}.{i}" if field else str(i))]
+    message = " ".join(str(e) for e in (errors if isinstance(errors, list) else [errors]))
+    if field and not message.startswith(field.split(".")[0]):
+        message = f"{field}: {message}"  # DRF's own words name no field
+    return [{"field": field, "message": message} if field else {"message": message}] if message else []
+
+
+def invalid(form: serializers.Serializer) -> Response:
+    """The 400 of a serializer that did not validate."""
+    return errors_response(*serializer_errors(form.errors))
+
+
+def validated(request, serializer: type[serializers.Serializer], **context):
+    """(the body validated by ``serializer``, None), or (None, the 400 to return): the body must be a JSON
+    object, and the serializer that documents it decides the rest."""
+    data, error = json_body(request)
+    if error is not None:
+        return None, error
+    form = serializer(data=data, context={"request": request, **context})
+    if not form.is_valid():
+        return None, invalid(form)
+    return form.validated_data, None
 
 
 def errors_response(*errors: dict, code: int = status.HTTP_400_BAD_REQUEST) -> Response:

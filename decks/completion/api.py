@@ -8,11 +8,10 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response
+from plumbing.api import ApiErrorsSerializer, Flag, SiteApi, Text, errors_response, validated
 from decks.completion.service import (DEFAULT_MODEL, LIMIT_WORK, MODELS, CompletionRequestError, create_job,
                                       job_payload, parse_request)
 from decks.core.rules import FORMATS
@@ -23,26 +22,40 @@ from plumbing.guests import guest_key
 
 
 class CompletionRequestSerializer(serializers.Serializer):
-    """Request body (documentation; the view checks it by hand for clear messages)."""
+    """The request body: its shape here, the cards and the format by ``parse_request`` (one error per bad line)."""
 
-    format = serializers.ChoiceField(choices=FORMATS)
-    text = serializers.CharField(required=False, help_text="Known cards as decklist text (MTGO, Arena or plain).")
-    main = serializers.ListField(child=serializers.ListField(), required=False,
-                                 help_text="Known main cards as [[name, count], ...] (instead of text).")
-    side = serializers.ListField(child=serializers.ListField(), required=False)
-    generate_side = serializers.BooleanField(default=True)
+    format = Text(required=False, allow_blank=True, allow_null=True, help_text=f"one of {', '.join(FORMATS)}")
+    text = Text(required=False, allow_null=True, allow_blank=True,
+                help_text="Known cards as decklist text (MTGO, Arena or plain).",
+                error_messages={"invalid": "text must be a string."})
+    main = serializers.ListField(child=serializers.ListField(), required=False, allow_null=True,
+                                 help_text="Known main cards as [[name, count], ...] (instead of text).",
+                                 error_messages={"not_a_list": "main must be a list of [name, count] pairs."})
+    side = serializers.ListField(child=serializers.ListField(), required=False, allow_null=True,
+                                 error_messages={"not_a_list": "side must be a list of [name, count] pairs."})
+    generate_side = Flag(default=True, error_messages={"invalid": "generate_side must be true or false.",
+                                                       "null": "generate_side must be true or false."})
     model = serializers.ChoiceField(
-        choices=list(MODELS), default=DEFAULT_MODEL,
+        choices=list(MODELS), default=DEFAULT_MODEL, allow_null=True,
+        error_messages={"invalid_choice": f"Unknown model '{{input}}'; choose one of {', '.join(MODELS)}."},
         help_text="masked (default): the nearest tournament decks + the masked diffusion model; the result has "
                   "per-card confidence, the decks it drew on and warnings. manamorphosis: the continuous diffusion.")
-    sampler = serializers.ChoiceField(choices=["fast", "full"], default="fast",
-                                      help_text="manamorphosis only: 50-step DDIM (fast) or 1000-step DDPM (full)")
-    seed = serializers.IntegerField(default=0, min_value=0)
+    sampler = serializers.ChoiceField(choices=["fast", "full"], default="fast", allow_null=True,
+                                      help_text="manamorphosis only: 50-step DDIM (fast) or 1000-step DDPM (full)",
+                                      error_messages={"invalid_choice": "Sampler must be 'fast' or 'full'."})
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**31 - 1, allow_null=True,
+                                    error_messages={k: "Seed must be a whole number from 0 to 2147483647."
+                                                    for k in ("invalid", "min_value", "max_value", "max_string_length")})
     collection = serializers.JSONField(
         required=False,
         help_text="masked only: complete from these cards alone, within their counts (basic lands in any number): "
                   "an Arena or MTGO collection export or 'N Name' lines as one string, or [[name, count], ...]. "
                   "A bad line or unknown card is a 400 naming the collection's line; nothing is queued.")
+
+    def validate(self, attrs):
+        if attrs.get("text") is None and attrs.get("main") is None:
+            raise serializers.ValidationError("Give the known cards as \"text\" or as \"main\": [[name, count], ...].")
+        return attrs
 
 
 class CompletionSourceSerializer(serializers.Serializer):
@@ -116,28 +129,14 @@ class CompletionListView(limits.Limited, SiteApi, APIView):
                     "Retry-After; nothing queued.",
     )
     def post(self, request):
+        data, error = validated(request, CompletionRequestSerializer)
+        if error:
+            return error
         try:
-            data = request.data
-        except (ParseError, UnsupportedMediaType) as exc:
-            return errors_response({"message": f"Send a JSON object with Content-Type: application/json ({exc.detail})."})
-        if not isinstance(data, dict):
-            return errors_response({"message": "The body must be a JSON object with \"format\" and \"text\" or \"main\"."})
-        text = data.get("text")
-        if text is not None and not isinstance(text, str):
-            return errors_response({"field": "text", "message": "text must be a string."})
-        if text is None and data.get("main") is None:
-            return errors_response({"message": "Give the known cards as \"text\" or as \"main\": [[name, count], ...]."})
-        generate_side = data.get("generate_side", True)
-        if not isinstance(generate_side, bool):
-            return errors_response({"field": "generate_side", "message": "generate_side must be true or false."})
-        model = data.get("model", DEFAULT_MODEL)
-        if model is not None and (not isinstance(model, str) or model not in MODELS):
-            return errors_response({"field": "model", "message": f"Unknown model {str(model)[:40]!r}; "
-                                                                 f"choose one of {', '.join(MODELS)}."})
-        try:
-            req = parse_request(text=text, main=data.get("main"), side=data.get("side"), fmt=str(data.get("format") or ""),
-                                generate_side=generate_side, sampler=str(data.get("sampler") or "fast"),
-                                seed=data.get("seed", 0), model=model, collection=data.get("collection"))
+            req = parse_request(text=data.get("text"), main=data.get("main"), side=data.get("side"),
+                                fmt=data.get("format") or "", generate_side=data["generate_side"],
+                                sampler=data.get("sampler") or "fast", seed=data["seed"], model=data["model"],
+                                collection=data.get("collection"))
         except CompletionRequestError as exc:
             return errors_response(*exc.errors)
         # the key the limits counted this request under (its jobs count against it), then a guest's session so

@@ -11,7 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing.api import ApiErrorsSerializer, Flag, SiteApi, Text, Whole, errors_response, validated
 from drafts.access import current_consent, guest_key, remember_consent
 from drafts.core.cards import DraftError
 from drafts.core.protocol import CLIENT_PICK_ID
@@ -43,13 +43,38 @@ def _body(request, draft_id):
             "websocket": f"/ws/pods/{draft.pk}/", "status": status_, "you": view}
 
 
+NUMBERS = "seats and pick_timer are numbers"
+PICK = "send card (a name), pack_number and pick_number (0-based integers) and client_pick_id (1-64 letters, digits or _.:-)"
+
+
 class PodCreateSerializer(serializers.Serializer):
-    set = serializers.CharField()
-    seats = serializers.IntegerField(default=8)
-    bot = serializers.CharField(default="draftsim")
-    pick_timer = serializers.IntegerField(default=0, help_text="0 (off), 30, 45, 60, 90 or 120 seconds")
-    display_name = serializers.CharField()
-    consent = serializers.BooleanField(required=False, help_text="share my drafts to train the bots")
+    set = Text(allow_blank=True)
+    seats = Whole(default=8, error_messages={"invalid": NUMBERS})
+    bot = Text(default="draftsim", allow_blank=True, allow_null=True)
+    pick_timer = Whole(default=0, help_text="0 (off), 30, 45, 60, 90 or 120 seconds", error_messages={"invalid": NUMBERS})
+    display_name = Text(allow_blank=True)
+    consent = Flag(required=False, allow_null=True, help_text="share my drafts to train the bots",
+                   error_messages={"invalid": "consent must be true or false"})
+
+
+class PodJoinSerializer(serializers.Serializer):
+    display_name = Text(default="", allow_blank=True, allow_null=True)
+    consent = Flag(required=False, allow_null=True, help_text="share my drafts to train the bots (default: the "
+                   "choice already on file)", error_messages={"invalid": "consent must be true or false"})
+
+
+class PodPickSerializer(serializers.Serializer):
+    card = Text(error_messages={"invalid": PICK, "blank": PICK, "required": PICK, "null": PICK})
+    pack_number = Whole(help_text="0-based", error_messages={"invalid": PICK, "required": PICK, "null": PICK})
+    pick_number = Whole(help_text="0-based", error_messages={"invalid": PICK, "required": PICK, "null": PICK})
+    client_pick_id = serializers.RegexField(
+        CLIENT_PICK_ID, help_text="1-64 letters, digits or _.:-; resending it is answered, not applied twice",
+        error_messages={"invalid": PICK, "blank": PICK, "required": PICK, "null": PICK})
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and not isinstance(data.get("client_pick_id"), (str, type(None))):
+            raise serializers.ValidationError({"client_pick_id": [PICK]})  # a number is not turned into an id
+        return super().to_internal_value(data)
 
 
 class PodCreateView(limits.Limited, SiteApi, APIView):
@@ -61,16 +86,13 @@ class PodCreateView(limits.Limited, SiteApi, APIView):
                        "consent": True})],
                    description="Open a pod in the lobby with you (the host) in seat 0; share its page to fill seats.")
     def post(self, request):
-        data, error = json_body(request)
+        data, error = validated(request, PodCreateSerializer)
         if error:
             return error
         try:
             consent = _consent(request, data)
-            seats, timer = data.get("seats", 8), data.get("pick_timer", 0)
-            if isinstance(seats, bool) or isinstance(timer, bool):
-                raise service.PodError("seats and pick_timer are numbers")
-            draft, _ = service.create_pod(str(data.get("set") or ""), seats, str(data.get("bot") or "draftsim"), timer,
-                                         str(data.get("display_name") or ""), user=request.user,
+            draft, _ = service.create_pod(data["set"], data["seats"], data.get("bot") or "draftsim", data["pick_timer"],
+                                         data["display_name"], user=request.user,
                                          session_key=guest_key(request, create=True), consent=consent)
         except DraftError as exc:
             return _error(exc)
@@ -90,16 +112,16 @@ class PodView(SiteApi, APIView):
 
 
 class PodJoinView(SiteApi, APIView):
-    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer,
-                                            409: ApiErrorsSerializer},
+    @extend_schema(request=PodJoinSerializer, responses={200: dict, 400: ApiErrorsSerializer, 404: ApiErrorsSerializer,
+                                                         409: ApiErrorsSerializer},
                    description='Take a free seat: {"display_name": str, "consent": bool}.')
     def post(self, request, draft_id):
-        data, error = json_body(request)
+        data, error = validated(request, PodJoinSerializer)
         if error:
             return error
         try:
             consent = _consent(request, data)
-            _, outcome = service.join_pod(draft_id, str(data.get("display_name") or ""), user=request.user,
+            _, outcome = service.join_pod(draft_id, data.get("display_name") or "", user=request.user,
                                          session_key=guest_key(request, create=True), consent=consent)
         except DraftError as exc:
             return _error(exc)
@@ -121,20 +143,15 @@ class PodStartView(SiteApi, APIView):
 
 
 class PodPickView(SiteApi, APIView):
-    @extend_schema(request=dict, responses={200: dict, 400: ApiErrorsSerializer, 403: ApiErrorsSerializer,
-                                            404: ApiErrorsSerializer, 409: ApiErrorsSerializer},
+    @extend_schema(request=PodPickSerializer, responses={200: dict, 400: ApiErrorsSerializer, 403: ApiErrorsSerializer,
+                                                         404: ApiErrorsSerializer, 409: ApiErrorsSerializer},
                    description='Pick from your pack: {"card", "pack_number", "pick_number", "client_pick_id"} '
                                "(0-based numbers; resending the same client_pick_id is answered, not applied twice).")
     def post(self, request, draft_id):
-        data, error = json_body(request)
+        data, error = validated(request, PodPickSerializer)
         if error:
             return error
-        card, cid = data.get("card"), data.get("client_pick_id")
-        numbers = [data.get("pack_number"), data.get("pick_number")]
-        if not isinstance(card, str) or not card or not isinstance(cid, str) or not CLIENT_PICK_ID.match(cid) \
-                or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
-            return errors_response({"message": "send card (a name), pack_number and pick_number (0-based integers) "
-                                               "and client_pick_id (1-64 letters, digits or _.:-)"})
+        card, cid, numbers = data["card"], data["client_pick_id"], [data["pack_number"], data["pick_number"]]
         try:
             draft = Draft.objects.filter(pk=draft_id, kind="online").first()
             seat = None if draft is None else service.seat_of(draft, request.user, guest_key(request))
