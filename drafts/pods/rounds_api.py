@@ -11,12 +11,17 @@ from rest_framework.views import APIView
 from drafts import rounds
 from drafts.access import guest_key
 from plumbing import limits
-from plumbing.api import ApiErrorsSerializer, SiteApi, errors_response, json_body
+from plumbing.api import ApiErrorsSerializer, SiteApi, Text, errors_response, validated
 
 
 class RoundStartSerializer(serializers.Serializer):
-    level = serializers.ChoiceField(choices=list(rounds.LEVELS), default=rounds.DEFAULT_LEVEL,
-                                    help_text="the engine AI's level for the bot's seat")
+    level = Text(default=rounds.DEFAULT_LEVEL,
+                 help_text=f"the engine AI's level for the bot's seat: {', '.join(rounds.LEVELS)}")
+
+    def validate_level(self, value):
+        if value not in rounds.LEVELS:
+            raise serializers.ValidationError(f"unknown level {value!r}; choose one of {', '.join(rounds.LEVELS)}")
+        return value
 
 
 def _error(exc: rounds.RoundError):
@@ -50,11 +55,11 @@ class PodRoundsView(limits.Limited, SiteApi, APIView):
                                "play (named): 400; the draft not over, a round being played or every round played: "
                                "409. Nothing is written on a refusal.")
     def post(self, request, draft_id):
-        data, error = json_body(request)
+        data, error = validated(request, RoundStartSerializer)
         if error:
             return error
         try:
-            row = rounds.start_round(draft_id, data.get("level", rounds.DEFAULT_LEVEL), user=request.user,
+            row = rounds.start_round(draft_id, data["level"], user=request.user,
                                      session_key=guest_key(request, create=True))
         except rounds.RoundError as exc:
             return _error(exc)
