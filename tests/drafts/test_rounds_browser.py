@@ -104,6 +104,9 @@ def test_draft_build_play_round_one_with_advice_and_review(play_set, advice_work
         expect(page.locator("#round-form button[type=submit]")).to_have_text("Play round 2")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "pod-rounds.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone: the results table scrolls in its box
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.screenshot(path=str(ARTIFACTS / "pod-rounds-phone.png"), full_page=True)
         assert not problems, problems
     except Exception:
         log = tmp_path / "daphne.log"
