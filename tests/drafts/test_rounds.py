@@ -122,6 +122,7 @@ def game_rows(response) -> list[dict]:
 
 def test_the_export_holds_the_game_rows_and_they_leave_with_the_picks(play_set):  # noqa: F811
     from django.contrib.auth.models import User
+    from django.core.management import CommandError, call_command
 
     user = User.objects.create_user("ana", password="pw-123456")
     staff = User.objects.create_user("staff", password="pw-123456", is_staff=True)
@@ -153,8 +154,14 @@ def test_the_export_holds_the_game_rows_and_they_leave_with_the_picks(play_set):
     assert picks.status_code == 200 and seat.log_id in picks.content.decode()  # the pick rows beside them
     assert game_rows(admin.get("/drafts/data/consented.csv?set=PLY&rows=games")) == rows
 
+    out = io.StringIO()
+    call_command("export_drafts", "--set", "PLY", "--consented", "--games", "--out", "-", stdout=out)
+    assert list(csv.DictReader(io.StringIO(out.getvalue()))) == rows
+
     # withdrawing consent takes the games out of the shared data with the picks
     c.post("/drafts/consent/", {"consent": "no"})
+    with pytest.raises(CommandError):
+        call_command("export_drafts", "--set", "PLY", "--consented", "--games", "--out", "-", stdout=io.StringIO())
     assert admin.get("/drafts/data/consented.csv?set=PLY&rows=games").status_code == 404
     assert admin.get("/drafts/data/consented.csv?set=PLY").status_code == 404
     # deleting the draft deletes its games with its picks
