@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from django.db.models import Prefetch
+from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.utils import (OpenApiExample, OpenApiParameter, extend_schema, extend_schema_field,
                                    extend_schema_view)
@@ -18,6 +19,7 @@ from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
+from decks import guards
 from decks.core.rules import FORMATS, normalize_format
 from decks.forms import MAX_DECK_NAME, MAX_DECK_TEXT, format_problem, import_deck, saved_by, text_problem
 from decks.models import Card, Deck, Legality, Printing
@@ -244,6 +246,12 @@ class DeckViewSet(limits.Limited, SiteApi, mixins.ListModelMixin, mixins.Retriev
         if self.action == "list":
             return Deck.objects.listed().order_by("-id")
         return Deck.objects.prefetch_related("cards__card")
+
+    def get_object(self):
+        deck = super().get_object()
+        if not guards.may_read(deck, self.request):  # a product keeps it private: the answer of an unknown id
+            raise Http404("No deck with that id.")
+        return deck
 
     @extend_schema(parameters=[FORMAT_PARAMETER], responses={200: DeckSerializer(many=True), 400: ApiErrorsSerializer,
                                                              404: ApiErrorsSerializer})

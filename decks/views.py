@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from decks import panels
+from decks import guards, panels
 from decks.analysis import deck_groups
 from decks.core.cards import mana_symbols
 from decks.core.decklist import shown_errors
@@ -161,9 +161,17 @@ def legality_view(analysis: dict | None, fmt: str) -> dict | None:
     }
 
 
+def readable_deck(request, deck_id: int) -> Deck:
+    """The deck, or 404 when it does not exist or a product keeps it private from this request (decks.guards)."""
+    deck = get_object_or_404(Deck, pk=deck_id)
+    if not guards.may_read(deck, request):
+        raise Http404("No deck with that id.")
+    return deck
+
+
 @require_GET
 def deck_detail(request, deck_id: int):
-    deck = get_object_or_404(Deck, pk=deck_id)
+    deck = readable_deck(request, deck_id)
     groups = deck_groups(deck)
     appearances = deck.appearances.order_by("-date", "-id")[:MAX_APPEARANCES]
     return render(request, "decks/deck_detail.html", {
@@ -204,7 +212,7 @@ def deck_visibility(request, deck_id: int):
 
 @require_GET
 def deck_export(request, deck_id: int):
-    deck = get_object_or_404(Deck, pk=deck_id)
+    deck = readable_deck(request, deck_id)
     style = (request.GET.get("style") or "arena").strip().lower()
     if style not in EXPORT_STYLES:
         return HttpResponseBadRequest(f"Unknown export style {style[:20]!r}; use style=arena or style=mtgo.\n",

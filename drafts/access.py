@@ -51,3 +51,12 @@ def visible_seats(request, draft: Draft):
     if draft.kind != "online" or request.user.is_staff:
         return seats
     return seats.filter(pk__in=[s.pk for s in seats if may_see_seat(request, s)])
+
+
+def may_read_deck(deck, request) -> bool:
+    """decks.guards: a seat's auto-built deck shows its pool, so it is as private as the seat's picks (the deck
+    page and the API answer 404 to everyone else, whatever its id)."""
+    if deck.source != "draft":
+        return True
+    seat = DraftSeat.objects.select_related("draft").filter(deck_id=deck.pk).first()
+    return seat is None or may_see_seat(request, seat)

@@ -91,6 +91,7 @@ def test_the_bots_decks_stay_hidden_until_the_rounds_are_played(play_set):  # no
     c = Client()
     draft = bot_draft(guest(c))
     bot = DraftSeat.objects.get(draft=draft, seat=2)  # round 1's opponent: across the table
+    assert bot.deck_id is not None  # its auto-built deck, stored in the catalogue
     r = c.post(f"/api/pods/{draft.pk}/rounds", {"level": "engine:VeryEasy"}, content_type="application/json")
     assert r.status_code == 201
     game_id = r.json()["game"]
@@ -105,6 +106,9 @@ def test_the_bots_decks_stay_hidden_until_the_rounds_are_played(play_set):  # no
                     f"/api/pods/{draft.pk}/rounds", f"/games/{game_id}/", f"/drafts/{draft.pk}/export.csv"):
             assert_no_leak(who.get(url).content, secrets, what=url)
         assert f"/decks/{bot.deck_id}/" not in who.get(f"/drafts/{draft.pk}/").content.decode()
+        for url in (f"/decks/{bot.deck_id}/", f"/decks/{bot.deck_id}/export.txt", f"/api/decks/{bot.deck_id}/",
+                    f"/api/decks/{bot.deck_id}/export"):  # its id guessed: the answer of an unknown deck
+            assert who.get(url).status_code == 404, url
     assert c.get(f"/api/pods/{draft.pk}/rounds").json()["rounds"][0]["opponent_colors"] is None  # while playing
     assert c.get(f"/api/drafts/{draft.pk}").json()["seats"][2]["colors"] is None
     concede(c, game_id)
@@ -113,6 +117,7 @@ def test_the_bots_decks_stay_hidden_until_the_rounds_are_played(play_set):  # no
         assert r.status_code == 201
         concede(c, r.json()["game"])
     assert c.get(f"/drafts/{draft.pk}/seats/2/").status_code == 200  # every round played: the bot's seat is public
+    assert c.get(f"/api/decks/{bot.deck_id}/").status_code == 200  # and its deck
 
 
 def game_rows(response) -> list[dict]:
