@@ -69,8 +69,20 @@ class CompletionResultSerializer(serializers.Serializer):
     warnings = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="masked: e.g. a given card not seen in the format (kept)")
     missing = serializers.ListField(child=serializers.ListField(), required=False,
-                                    help_text="with a collection: [[name, copies], ...] a tournament deck would add "
-                                              "that the collection lacks")
+                                    help_text="with a collection: [[name, copies], ...] the deck a tournament player "
+                                              "would build holds that the collection lacks (owned copies subtracted)")
+    missing_table = serializers.ListField(child=serializers.ListField(), required=False,
+                                          help_text="with a collection: [[name, wanted, owned, missing], ...], most "
+                                                    "missing first")
+    not_owned = serializers.ListField(child=serializers.ListField(), required=False,
+                                      help_text="with a collection: [[name, copies], ...] of the main deck the "
+                                                "collection lacks: the open slots, filled with the cards you would need")
+    notes = serializers.ListField(child=serializers.CharField(), required=False,
+                                  help_text="with a collection: open slots, the land count against the nearest decks', "
+                                            "a sideboard shorter than 15")
+    lands = serializers.DictField(required=False, allow_null=True,
+                                  help_text='with a collection: {"count", "low", "high"}: the deck\'s lands and the '
+                                            "range of the nearest decks of its archetype")
 
 
 class CompletionJobSerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ import copy
 import numpy as np
 
 from decks.core.rules import FORMATS
-from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
+from decks.completion.datasets import card_tables, deck_arrays, land_mask, names_sha1, split_day
 from decks.completion.models.deckrank import SlotIndex
 from decks.completion.training import RANK
 from decks.completion.models.manamorphosis.complete import Completer
@@ -83,6 +83,7 @@ def build_masked_completer(version=None, split_date: str | None = None, rank=Non
             "matching versions or retrain (manage.py models train deck_masked).") from None
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
+    completer.land = land_mask(names)  # completing from a collection keeps the land count in the archetype's range
     completer.rank_version = None
     if rank is not False:
         attach_side_ranker(completer, names, None if rank is None else rank)

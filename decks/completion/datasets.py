@@ -45,6 +45,20 @@ def card_features(names: list[str]) -> np.ndarray:
     return card_feature_table(info)
 
 
+def land_mask(names: list[str]) -> np.ndarray:
+    """bool [V]: the vocabulary's land cards (type line holds Land; the basic land names whatever the catalogue)."""
+    index = {n: i for i, n in enumerate(names)}
+    out = np.zeros(len(names), dtype=bool)
+    for name in Card.objects.filter(types__contains="Land").values_list("name", flat=True):
+        i = index.get(name)
+        if i is not None:
+            out[i] = True
+    for name in BASIC_LAND_NAMES:
+        if name in index:
+            out[index[name]] = True
+    return out
+
+
 def names_sha1(names: list[str]) -> str:
     return hashlib.sha1("\n".join(names).encode("utf-8")).hexdigest()
 

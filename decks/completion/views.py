@@ -88,10 +88,12 @@ def completion_job(request, job_id):
         groups = deck_groups(job.deck)
         mine = user_counts(job)
         confidence = job.result.get("confidence") or {}
+        not_owned = {name: n for name, n in job.result.get("not_owned") or []}
         for board in ("main", "side"):
             for group in groups["boards"][board]:
                 for entry in group["cards"]:
                     entry["mine"] = mine.get((board, entry["card"].name), 0)
+                    entry["not_owned"] = not_owned.get(entry["card"].name, 0) if board == "main" else 0
                     sure = confidence.get(f"{board}:{entry['card'].name}")
                     if sure is not None and entry["mine"] < entry["count"]:
                         entry["confidence"] = sure
@@ -103,5 +105,7 @@ def completion_job(request, job_id):
             "generated_side": sum(c for _, c in job.result.get("generated_side", [])),
             "sources": job.result.get("sources") or [], "warnings": job.result.get("warnings") or [],
             "from_collection": job.collection is not None, "missing": job.result.get("missing") or [],
+            "missing_table": job.result.get("missing_table") or [], "notes": job.result.get("notes") or [],
+            "not_owned_total": sum(not_owned.values()),
         })
     return render(request, "decks/completion_job.html", context)

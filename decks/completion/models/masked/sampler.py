@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from decks.completion.models.collection import SIDE_BASICS_SHARE, playable_deck
 from decks.completion.models.baselines import DeckBuilder, owned_array
 from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
 from decks.completion.models.deckrank import SlotIndex, SlotRanker, rank_fill
@@ -70,8 +71,14 @@ class MaskedCompletion:
     confidence: dict[str, float] = field(default_factory=dict)   # "main:Name"/"side:Name" -> 0..1
     sources: list[Source] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    # completing from a collection: what the deck built without it adds that the collection lacks (copies missing)
+    # completing from a collection (decks.completion.models.collection): what the deck built without it holds that the
+    # collection lacks (copies missing), the same as (name, wanted, owned, missing) rows, the main-deck copies the
+    # collection lacks (its open slots, filled), notes for the page, and the land count against the nearest decks'
     missing: list[tuple[str, int]] = field(default_factory=list)
+    missing_table: list[tuple[str, int, int, int]] = field(default_factory=list)
+    not_owned: list[tuple[str, int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lands: dict | None = None
 
     def to_dict(self) -> dict:
         return {"main": [list(e) for e in self.main], "side": [list(e) for e in self.side],
@@ -79,7 +86,9 @@ class MaskedCompletion:
                 "generated_side": [list(e) for e in self.generated_side], "iterations": self.iterations,
                 "seconds": self.seconds, "confidence": self.confidence,
                 "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources],
-                "warnings": self.warnings, "missing": [list(e) for e in self.missing]}
+                "warnings": self.warnings, "missing": [list(e) for e in self.missing],
+                "missing_table": [list(e) for e in self.missing_table], "not_owned": [list(e) for e in self.not_owned],
+                "notes": self.notes, "lands": self.lands}
 
 
 class MaskedCompleter:
@@ -109,6 +118,10 @@ class MaskedCompleter:
         self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
         self.card_index = CardIndex(self.names)  # the site's resolver: exact name first, never a look-alike
         self.basics = [i for i, n in enumerate(self.names) if n in BASIC_LAND_NAMES]
+        # bool [V]: land cards (the shell sets it from the catalogue: decks.completion.datasets.land_mask); the
+        # basics alone until then
+        self.land = np.zeros(len(self.names), bool)
+        self.land[self.basics] = True
         # the deck-level sideboard ranker (decks.completion.models.deckrank; kind deck_rank): when set, it builds
         # the sideboard from the finished main deck instead of the denoiser's sideboard rounds
         self.side_ranker: SlotRanker | None = None
@@ -298,15 +311,19 @@ class MaskedCompleter:
         user_main = [i for i, n in main_c.items() for _ in range(n)]
         user_side = [i for i, n in side_c.items() for _ in range(n)]
         owned = self.owned(collection) if collection is not None else None
+        deck = None
         try:
             nb, rounds, conf_main, conf_side, main, side = self._run(
                 DeckBuilder(self.vote.fitted, f, user_main, user_side, owned), f, generate_side, report)
-            missing = Counter()
             if owned is not None:  # the deck a tournament player would build, against what the collection holds
-                *_, want_main, want_side = self._run(DeckBuilder(self.vote.fitted, f, user_main, user_side), f,
-                                                     generate_side, lambda fraction, message: None)
-                want = Counter(want_main.tolist()) + Counter(want_side.tolist())
-                missing = Counter({c: n - max(int(owned[c]), 0) for c, n in want.items() if 0 <= owned[c] < n})
+                _, _, want_conf, _, want_main, want_side = self._run(
+                    DeckBuilder(self.vote.fitted, f, user_main, user_side), f, generate_side,
+                    lambda fraction, message: None)
+                deck = self._from_collection(f, nb, main_c, side_c, main, side, want_main, want_side, owned,
+                                             want_conf, conf_side)
+                main = np.sort(np.array(list(deck.main.elements()), dtype=np.int64))
+                side = np.sort(np.array(list(deck.side.elements()), dtype=np.int64))
+                conf_main = {**{c: p for c, p in want_conf.items() if c in deck.not_owned}, **conf_main}
         except ValueError:
             raise CompletionError("There are not enough legal cards left to fill the deck within the copy limits"
                                   + (" and the collection." if owned is not None else ".")) from None
@@ -318,11 +335,36 @@ class MaskedCompleter:
         sources = [Source(int(r), round(float(w), 4), round(float(s), 4))
                    for r, w, s in zip(nb.rows[:5], nb.weight[:5], nb.sim[:5])]
         group = lambda cnt: sorted(((self.names[i], n) for i, n in cnt.items() if n > 0), key=lambda e: e[0])  # noqa: E731
-        return MaskedCompletion(main=group(Counter(main.tolist())), side=group(Counter(side.tolist())),
-                                generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
-                                seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
-                                warnings=warnings, missing=sorted(((self.names[c], n) for c, n in missing.items()),
-                                                                  key=lambda e: (-e[1], e[0])))
+        out = MaskedCompletion(main=group(Counter(main.tolist())), side=group(Counter(side.tolist())),
+                               generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
+                               seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
+                               warnings=warnings)
+        if deck is not None:
+            out.missing = [(self.names[c], m) for c, _, _, m in deck.missing]
+            out.missing_table = [(self.names[c], w, o, m) for c, w, o, m in deck.missing]
+            out.not_owned = group(deck.not_owned)
+            out.notes = list(deck.notes)
+            out.lands = {"count": deck.lands, "low": deck.land_range[0], "high": deck.land_range[1]}
+        return out
+
+    def _from_collection(self, f: int, nb: Neighbours, main_c: Counter, side_c: Counter, main, side, want_main,
+                         want_side, owned: np.ndarray, want_conf: dict, conf_side: dict):
+        """The playable deck from a collection (``decks.completion.models.collection.playable_deck``) out of the owned-only
+        deck (``main``, ``side``) and the wanted deck, for the neighbours ``nb`` of the given cards."""
+        main_votes, side_votes = self.index.votes(nb, "main"), self.index.votes(nb, "side")
+        land_counts = (np.asarray(self.index.main[nb.rows] @ self.land.astype(np.int64)).ravel()
+                       if nb.rows.size else np.zeros(0))
+        want = Counter(want_main.tolist())
+        order = sorted(want.items(), key=lambda e: (-(1.0 if e[0] in main_c else want_conf.get(e[0], 0.0)), e[0]))
+        basic = np.zeros(len(self.names), bool)
+        basic[self.basics] = True
+        side_share = self.vote.fitted.side_share[f]
+        return playable_deck(
+            given_main=main_c, given_side=side_c, built_main=Counter(main.tolist()),
+            built_side=Counter(side.tolist()), want_main=order, want_side=Counter(want_side.tolist()), owned=owned,
+            limit=self.vote.fitted.limit[f], land=self.land, basic=basic, main_vote=main_votes.of,
+            side_vote=side_votes.of, land_counts=land_counts, side_confidence=conf_side,
+            side_basics_ok=bool(self.basics) and float(side_share[self.basics].max()) >= SIDE_BASICS_SHARE)
 
     def complete_many(self, requests, seed: int = 0, progress=None, **kwargs) -> list:
         """One ``MaskedCompletion`` or ``CompletionError`` per ``(main_known, side_known, fmt[, collection])``
