@@ -137,13 +137,6 @@ def test_api_bad_input_is_400_and_queues_nothing(client, catalogue, payload, fra
     assert CompletionJob.objects.count() == 0 and Deck.objects.count() == 0  # nothing written
 
 
-def test_unknown_given_card_with_a_collection_is_a_clear_400(client, catalogue):
-    response = client.post("/api/decks/complete", {"format": "modern", "main": [["Lightnig Bolt", 4]],
-                                                   "collection": BURN_COLLECTION}, content_type="application/json")
-    assert response.status_code == 400 and "Lightning Bolt" in response.json()["errors"][0]["suggestions"]
-    assert CompletionJob.objects.count() == 0 and Deck.objects.count() == 0
-
-
 def test_api_non_json_body_is_400(client, catalogue):
     response = client.post("/api/decks/complete", "4 Lightning Bolt", content_type="text/plain")
     assert response.status_code in (400, 415)

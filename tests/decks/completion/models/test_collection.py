@@ -13,7 +13,7 @@ NAMES = ["Lightning Bolt", "Goblin Guide", "Monastery Swiftspear", "Lava Spike",
          "Snow-Covered Mountain", "Sacred Foundry", "Inspiring Vantage", "Skullcrack", "Path to Exile", "Plains",
          "Forest", "Island", "Swamp", "Wastes", "Snow-Covered Plains", "Snow-Covered Island", "Snow-Covered Swamp",
          "Snow-Covered Forest", "Snow-Covered Wastes", "Smash to Smithereens"]
-I = {n: i for i, n in enumerate(NAMES)}
+IX = {n: i for i, n in enumerate(NAMES)}
 V = len(NAMES)
 BASICS = ["Mountain", "Snow-Covered Mountain", "Plains", "Forest", "Island", "Swamp", "Wastes", "Snow-Covered Plains",
           "Snow-Covered Island", "Snow-Covered Swamp", "Snow-Covered Forest", "Snow-Covered Wastes"]
@@ -21,11 +21,11 @@ LANDS = BASICS + ["Sacred Foundry", "Inspiring Vantage"]
 
 
 def named(**counts) -> Counter:
-    return Counter({I[k.replace("_", " ")]: v for k, v in counts.items()})
+    return Counter({IX[k.replace("_", " ")]: v for k, v in counts.items()})
 
 
 def c(*pairs) -> Counter:
-    return Counter({I[n]: k for n, k in pairs})
+    return Counter({IX[n]: k for n, k in pairs})
 
 
 # the nearest real decks: Boros Burn with 18-20 lands
@@ -45,8 +45,8 @@ def vote(decks):
 def arrays():
     land = np.zeros(V, bool)
     basic = np.zeros(V, bool)
-    land[[I[n] for n in LANDS]] = True
-    basic[[I[n] for n in BASICS]] = True
+    land[[IX[n] for n in LANDS]] = True
+    basic[[IX[n] for n in BASICS]] = True
     limit = np.where(basic, 0, 4)
     return land, basic, limit
 
@@ -69,8 +69,8 @@ BUILT_MAIN = CORE + c(("Lava Spike", 4), ("Rift Bolt", 4), ("Skewer the Critics"
 BUILT_SIDE = c(("Forest", 1), ("Island", 1), ("Plains", 4), ("Swamp", 1), ("Wastes", 1), ("Snow-Covered Plains", 2),
                ("Snow-Covered Island", 1), ("Snow-Covered Swamp", 1), ("Snow-Covered Forest", 1),
                ("Snow-Covered Wastes", 2))
-WANT_MAIN = [(I[n], k) for n, k in SPELLS] + [(I["Mountain"], 12), (I["Sacred Foundry"], 4),
-                                              (I["Inspiring Vantage"], 4)]
+WANT_MAIN = [(IX[n], k) for n, k in SPELLS] + [(IX["Mountain"], 12), (IX["Sacred Foundry"], 4),
+                                              (IX["Inspiring Vantage"], 4)]
 WANT_SIDE = c(("Skullcrack", 3), ("Path to Exile", 4), ("Smash to Smithereens", 2))
 
 
@@ -91,7 +91,7 @@ def test_burn_core_lands_stay_in_the_nearest_decks_range():
     assert sum(deck.main.values()) == 60
     assert 17 <= lands <= 24 and deck.lands == lands
     assert deck.land_range == (18, 20) and 18 <= lands <= 20
-    assert deck.main[I["Snow-Covered Mountain"]] == 0  # no neighbour plays it: not playable
+    assert deck.main[IX["Snow-Covered Mountain"]] == 0  # no neighbour plays it: not playable
 
 
 def test_burn_core_every_given_and_owned_playable_card_is_kept():
@@ -108,8 +108,8 @@ def test_burn_core_open_slots_are_the_cards_you_would_need_marked_not_owned():
         beyond = n - owned[card] if owned[card] >= 0 else 0
         assert deck.not_owned[card] == max(beyond, 0), NAMES[card]
     # the open spell slots are the wanted deck's: Boros Charm, Lightning Helix, Eidolon, 2 more Skewer
-    assert deck.not_owned[I["Skewer the Critics"]] == 2 and deck.not_owned[I["Boros Charm"]] == 4
-    assert deck.main[I["Mountain"]] >= 10  # owned basics stand in for the lands the collection lacks
+    assert deck.not_owned[IX["Skewer the Critics"]] == 2 and deck.not_owned[IX["Boros Charm"]] == 4
+    assert deck.main[IX["Mountain"]] >= 10  # owned basics stand in for the lands the collection lacks
 
 
 def test_burn_core_sideboard_holds_no_basic_land():
@@ -122,9 +122,9 @@ def test_burn_core_sideboard_holds_no_basic_land():
 def test_basics_are_sided_only_when_the_format_sides_them():
     side = c(("Island", 2))
     deck = burn_case(built_side=side, side_vote=vote([c(("Island", 2))] * 10), side_basics_ok=True)
-    assert deck.side[I["Island"]] == 2
+    assert deck.side[IX["Island"]] == 2
     deck = burn_case(built_side=side, side_vote=vote([c(("Island", 2))] * 10), side_basics_ok=False)
-    assert deck.side[I["Island"]] == 0
+    assert deck.side[IX["Island"]] == 0
 
 
 def test_missing_is_a_table_with_owned_copies_subtracted():
