@@ -54,6 +54,17 @@ class CompletionSourceSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="the deck's page")
 
 
+class ArchetypeCompletionSerializer(serializers.Serializer):
+    share = serializers.FloatField(help_text="the group's share of the nearest decks' weight, 0..1")
+    decks = serializers.IntegerField(help_text="how many of the nearest decks are in the group")
+    main = serializers.ListField(child=serializers.ListField(), help_text="[[name, count], ...]")
+    side = serializers.ListField(child=serializers.ListField())
+    generated_main = serializers.ListField(child=serializers.ListField())
+    generated_side = serializers.ListField(child=serializers.ListField())
+    confidence = serializers.DictField(child=serializers.FloatField())
+    sources = CompletionSourceSerializer(many=True, help_text="example decks of the group, best first")
+
+
 class CompletionResultSerializer(serializers.Serializer):
     main = serializers.ListField(child=serializers.ListField(), help_text="[[name, count], ...]")
     side = serializers.ListField(child=serializers.ListField())
@@ -68,6 +79,11 @@ class CompletionResultSerializer(serializers.Serializer):
                                          help_text="masked: the tournament decks it drew on most, best first")
     warnings = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="masked: e.g. a given card not seen in the format (kept)")
+    archetypes = ArchetypeCompletionSerializer(
+        many=True, required=False,
+        help_text="masked: when the given cards fit several archetypes (the nearest decks split into groups), the "
+                  "best completion drawn from each group alone, largest share first (up to 3); empty when they are "
+                  "one archetype. main/side above stay the default answer.")
     missing = serializers.ListField(child=serializers.ListField(), required=False,
                                     help_text="with a collection: [[name, copies], ...] the deck a tournament player "
                                               "would build holds that the collection lacks (owned copies subtracted)")

@@ -408,7 +408,10 @@ def _finish(job: CompletionJob, completion, version, completer=None) -> None:
     extra = {}
     if (job.model or DEFAULT_MODEL) == "masked":
         extra = {"confidence": dict(completion.confidence), "sources": source_decks(completer, completion),
-                 "warnings": list(completion.warnings)}
+                 "warnings": list(completion.warnings),
+                 # one completion per archetype when the given cards fit several (the first tab: this default answer)
+                 "archetypes": [{**a.to_dict(), "sources": source_decks(completer, a, 3)}
+                                for a in getattr(completion, "archetypes", None) or ()]}
         if job.collection is not None:  # decks.completion.models.collection: the deck that can be played, its open slots
             extra.update(missing=[list(x) for x in completion.missing],
                          missing_table=[list(x) for x in completion.missing_table],

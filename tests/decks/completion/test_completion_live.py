@@ -176,8 +176,10 @@ def test_complete_from_a_collection_in_the_browser(burn_corpus, daphne_server, r
         mobile.goto(page.url)
         expect(mobile.locator("#missing-table")).to_be_visible()
         expect(mobile.locator(".tag-not-owned").first).to_be_visible()
-        assert mobile.evaluate("document.documentElement.scrollWidth") <= 390
         mobile.screenshot(path=str(ARTIFACTS / "completion_collection_390.png"), full_page=True)
+        wide = mobile.evaluate("[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right"
+                               " > 391).slice(0, 5).map(e => e.tagName + '.' + e.className)")
+        assert mobile.evaluate("document.documentElement.scrollWidth") <= 390, wide
     finally:
         phone.close()
     assert problems == []

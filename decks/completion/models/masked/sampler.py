@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from decks.completion.models.archetypes import group_neighbours, soft_weights, split_neighbours
 from decks.completion.models.collection import SIDE_BASICS_SHARE, playable_deck
 from decks.completion.models.baselines import DeckBuilder, owned_array
 from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
@@ -39,7 +40,7 @@ from decks.completion.models.masked.data import Tables, board_example, visible_b
 from decks.core.cards import BASIC_LAND_NAMES
 from decks.core.names import CardIndex
 
-__all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
+__all__ = ["MaskedCompleter", "MaskedCompletion", "ArchetypeCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
 
 # The sampler settings a newly trained version is registered with (its config's "sampler"; a version's own
 # config wins). Training learns a gate g ~ 0.40 (best for the cross-entropy); greedy unmasking does better
@@ -79,6 +80,9 @@ class MaskedCompletion:
     not_owned: list[tuple[str, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     lands: dict | None = None
+    # one completion per archetype when the nearest decks split into groups (decks.completion.models.archetypes),
+    # largest share first; empty when they are one archetype (this completion is the default answer either way)
+    archetypes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"main": [list(e) for e in self.main], "side": [list(e) for e in self.side],
@@ -88,7 +92,32 @@ class MaskedCompletion:
                 "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources],
                 "warnings": self.warnings, "missing": [list(e) for e in self.missing],
                 "missing_table": [list(e) for e in self.missing_table], "not_owned": [list(e) for e in self.not_owned],
-                "notes": self.notes, "lands": self.lands}
+                "notes": self.notes, "lands": self.lands, "archetypes": [a.to_dict() for a in self.archetypes]}
+
+
+def _grouped(names: list[str], cnt: Counter) -> list[tuple[str, int]]:
+    return sorted(((names[i], n) for i, n in cnt.items() if n > 0), key=lambda e: e[0])
+
+
+@dataclass
+class ArchetypeCompletion:
+    """The completion drawn from one archetype group of the nearest decks: its share of their (soft) weight, its
+    number of decks, the deck, and example decks of the group (best first)."""
+
+    share: float
+    decks: int
+    main: list[tuple[str, int]]
+    side: list[tuple[str, int]]
+    generated_main: list[tuple[str, int]]
+    generated_side: list[tuple[str, int]]
+    confidence: dict[str, float]
+    sources: list[Source]
+
+    def to_dict(self) -> dict:
+        return {"share": self.share, "decks": self.decks, "main": [list(e) for e in self.main],
+                "side": [list(e) for e in self.side], "generated_main": [list(e) for e in self.generated_main],
+                "generated_side": [list(e) for e in self.generated_side], "confidence": self.confidence,
+                "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources]}
 
 
 class MaskedCompleter:
@@ -250,12 +279,17 @@ class MaskedCompleter:
                 break
         return rounds, conf
 
-    def _run(self, b: DeckBuilder, f: int, generate_side: bool, report):
+    def _run(self, b: DeckBuilder, f: int, generate_side: bool, report, nb: Neighbours | None = None):
         """Retrieve for the user's main cards, unmask the main deck, then the sideboard (retrieving again with
-        the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side)."""
+        the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side).
+        ``nb``: these neighbours instead (one archetype's, ``decks.completion.models.archetypes``; they are also
+        the wider set)."""
         cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
         given = min(1.0, len(b.main) / 60.0)  # the share of the main deck the user gave
-        nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
+        if nb is None:
+            nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
+        else:
+            wide = nb
         report(0.1, "Nearest tournament decks found")
         rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
         report(0.6, "Main deck done")
@@ -300,7 +334,7 @@ class MaskedCompleter:
         return owned_array(len(self.names), pairs, self.basics)
 
     def complete(self, main_known, side_known=(), fmt: str = "", seed: int = 0, generate_side: bool = True,
-                 progress: Callable[[float, str], None] | None = None, collection=None,
+                 progress: Callable[[float, str], None] | None = None, collection=None, archetypes: bool = True,
                  **_ignored) -> MaskedCompletion:
         """Complete one deck (see the module docstring); raises ``CompletionError``. With ``collection`` (name,
         copies pairs) only owned cards are added, within their counts (basic lands in any number): a hard mask like
@@ -339,12 +373,43 @@ class MaskedCompleter:
                                generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
                                seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
                                warnings=warnings)
+        if archetypes and owned is None:
+            out.archetypes = self._archetypes(f, nb, user_main, user_side, generate_side)
         if deck is not None:
             out.missing = [(self.names[c], m) for c, _, _, m in deck.missing]
             out.missing_table = [(self.names[c], w, o, m) for c, w, o, m in deck.missing]
             out.not_owned = group(deck.not_owned)
             out.notes = list(deck.notes)
             out.lands = {"count": deck.lands, "low": deck.land_range[0], "high": deck.land_range[1]}
+        return out
+
+    def _archetypes(self, f: int, nb: Neighbours, user_main: list[int], user_side: list[int],
+                    generate_side: bool) -> list["ArchetypeCompletion"]:
+        """One completion per archetype group of the neighbours ``nb`` (``decks.completion.models.archetypes``),
+        largest share first, each voted by its own group's decks alone; [] when they are one archetype."""
+        if nb.rows.size < 4:
+            return []
+        groups = split_neighbours(self.index.main[nb.rows], soft_weights(nb, self.params.beta))
+        if len(groups) < 2:
+            return []
+        out = []
+        for group in groups:
+            g_nb = group_neighbours(nb, group.members)
+            _, _, conf_main, conf_side, main, side = self._run(
+                DeckBuilder(self.vote.fitted, f, user_main, user_side), f, generate_side,
+                lambda fraction, message: None, nb=g_nb)
+            gen_main = Counter(main.tolist()) - Counter(user_main)
+            gen_side = Counter(side.tolist()) - Counter(user_side)
+            confidence = {f"main:{self.names[c]}": round(float(conf_main.get(c, 0.0)), 3) for c in gen_main}
+            confidence.update({f"side:{self.names[c]}": round(float(conf_side.get(c, 0.0)), 3) for c in gen_side})
+            order = np.argsort(-g_nb.weight, kind="stable")[:3]
+            out.append(ArchetypeCompletion(
+                share=round(group.share, 4), decks=int(group.members.sum()),
+                main=_grouped(self.names, Counter(main.tolist())), side=_grouped(self.names, Counter(side.tolist())),
+                generated_main=_grouped(self.names, gen_main), generated_side=_grouped(self.names, gen_side),
+                confidence=confidence,
+                sources=[Source(int(g_nb.rows[i]), round(float(g_nb.weight[i]), 4), round(float(g_nb.sim[i]), 4))
+                         for i in order]))
         return out
 
     def _from_collection(self, f: int, nb: Neighbours, main_c: Counter, side_c: Counter, main, side, want_main,
