@@ -331,6 +331,43 @@ def test_burn_core_from_a_small_collection_is_a_playable_deck(client, burn_corpu
     assert 'id="missing-table"' in page and "tag-not-owned" in page and "sideboard holds" in page
 
 
+def test_cards_of_two_archetypes_get_one_completion_each(client, two_archetypes_corpus,
+                                                         django_capture_on_commit_callbacks):
+    """4 Lightning Bolt in Legacy: Burn and blue-red control both play it. The default answer stays; the result also
+    has one completion per archetype, each drawn from its own group (no blue card in the Burn deck and no Burn card
+    in the blue one), with its share and example decks; the page shows them as tabs."""
+    from tests.decks.completion.conftest import BLUE_CORE, BURN_CORE
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "legacy", "main": [["Lightning Bolt", 4]]},
+                               content_type="application/json")
+    body = client.get(f"/api/decks/complete/{response.json()['id']}").json()
+    assert body["status"] == "done", body["error"]
+    archetypes = body["result"]["archetypes"]
+    assert len(archetypes) == 2, archetypes
+    assert abs(sum(a["share"] for a in archetypes) - 1.0) < 1e-3 and archetypes[0]["share"] >= archetypes[1]["share"]
+    kinds = []
+    for a in archetypes:
+        main = counts(a["main"])
+        assert totals(a["main"]) == 60 and totals(a["side"]) == 15 and main["Lightning Bolt"] == 4
+        burn, blue = set(main) & (set(BURN_CORE) - {"Lightning Bolt"}), set(main) & set(BLUE_CORE)
+        assert bool(burn) != bool(blue), main  # one archetype, not a pile of both
+        kinds.append("burn" if burn else "blue")
+        assert a["sources"] and all(s["url"].startswith("/decks/") for s in a["sources"])
+    assert sorted(kinds) == ["blue", "burn"]
+    page = client.get(reverse("completion-job", args=[body["id"]])).content.decode()
+    assert 'id="archetype-tabs"' in page and page.count('role="tab"') == 2
+
+
+def test_one_archetype_gets_no_tabs(client, burn_corpus, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "modern", "main": BURN_CORE_MAIN},
+                               content_type="application/json")
+    body = client.get(f"/api/decks/complete/{response.json()['id']}").json()
+    assert body["status"] == "done" and body["result"]["archetypes"] == []
+    assert 'id="archetype-tabs"' not in client.get(reverse("completion-job", args=[body["id"]])).content.decode()
+
+
 @pytest.mark.parametrize("collection, fragment", [
     ("4 Lightning Bolt\n4 Lightnig Bolt\n", "Collection, line 2: Unknown card"),
     ("4 Lightning Bolt\nfour Goblin Guide\n", "Collection, line 2"),
