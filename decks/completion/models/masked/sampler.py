@@ -460,6 +460,33 @@ class MaskedCompleter:
         b = DeckBuilder(self.vote.fitted, int(fmt), main_known, side_known)
         return self._run(b, int(fmt), generate_side, lambda fraction, message: None)[4:]
 
+    def archetypes_idx(self, main_known, side_known, fmt: int, generate_side: bool = True):
+        """Index interface of one completion per archetype (bench/completion_archetypes.py): ((main, side) of the
+        default answer, [(share, main, side), ...] of the archetype groups, [] when they are one archetype)."""
+        f = int(fmt)
+        b = DeckBuilder(self.vote.fitted, f, main_known, side_known)
+        nb, *_, main, side = self._run(b, f, generate_side, lambda fraction, message: None)
+        groups = []
+        if nb.rows.size >= 4:
+            split = split_neighbours(self.index.main[nb.rows], soft_weights(nb, self.params.beta))
+            for group in split if len(split) > 1 else ():
+                g = self._run(DeckBuilder(self.vote.fitted, f, main_known, side_known), f, generate_side,
+                              lambda fraction, message: None, nb=group_neighbours(nb, group.members))
+                groups.append((group.share, g[4], g[5]))
+        return (main, side), groups
+
+    def nearest_overlap(self, main: np.ndarray, fmt: int, candidates: int = 50) -> float:
+        """Coherence of a main deck: the share of its 60 cards (copies counted) that its nearest real deck of the
+        format holds, among the ``candidates`` decks most like it (IDF-weighted retrieval, no recency)."""
+        cards, counts = np.unique(np.asarray(main, dtype=np.int64), return_counts=True)
+        params = RetrievalParams(neighbours=candidates, beta=self.params.beta, tau_days=0.0,
+                                 occurrences=0.0)
+        nb, _ = self.index.neighbour_sets(cards, counts, int(fmt), None, params, wide=False)
+        if nb.rows.size == 0:
+            return 0.0
+        sub = self.index.main[nb.rows][:, cards].toarray()
+        return float(np.minimum(sub, counts[None, :]).sum(axis=1).max() / max(int(counts.sum()), 1))
+
 
 def shortlist_scores(model: torch.nn.Module, batch: dict[str, torch.Tensor], token_cards: np.ndarray,
                      shortlist: int) -> tuple[np.ndarray, np.ndarray, float]:
