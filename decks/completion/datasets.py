@@ -161,3 +161,16 @@ def deck_arrays(names: list[str], cache_dir: Path | None = None, progress=None):
 
 def split_day(date: str = DEFAULT_SPLIT) -> int:
     return (dt.date.fromisoformat(date) - EPOCH).days
+
+
+LATEST = "latest"  # split_date=latest: every corpus deck trains (the shipped refit; figures come from a dated split)
+
+
+def resolve_split(date: str, arrays) -> str:
+    """A training run's split date: ``latest`` is the day after the newest corpus deck (every deck the site has
+    trains the model: the refit the site ships); any other value is returned as given."""
+    if str(date).strip().lower() != LATEST:
+        return date
+    if len(arrays) == 0:
+        raise ValueError("no corpus decks: import the deck corpus first (manage.py import_decks)")
+    return (EPOCH + dt.timedelta(days=int(np.max(arrays.day)) + 1)).isoformat()
