@@ -33,3 +33,21 @@ def test_split_date_latest_without_decks_is_a_clear_error():
 
     with pytest.raises(ValueError, match="import the deck corpus"):
         resolve_split("latest", Empty())
+
+
+def test_the_staff_refit_action_trains_on_every_deck(client, tiny_corpus, django_user_model,
+                                                      django_capture_on_commit_callbacks, monkeypatch):
+    """The staff page's 'Refit on every deck' box: the run gets split_date=latest and the version learns every deck."""
+    from ml.models import ModelVersion, TrainingRun
+    from ml.tasks import train_task
+
+    monkeypatch.setattr(train_task, "apply_async", lambda args: train_task.apply(args=args))  # here, on both stacks
+    staff = django_user_model.objects.create_user("ada", password="x", is_staff=True)
+    client.force_login(staff)
+    with django_capture_on_commit_callbacks(execute=True):
+        r = client.post("/models/train/", {"kind": "deck_masked", "parameters": "{}", "quick": "on", "refit": "on",
+                                           "activate": "on"})
+    assert r.status_code == 302, r.content.decode()[-2000:]
+    run = TrainingRun.objects.filter(kind="deck_masked").get()  # (the fixture trained the card embeddings)
+    assert run.parameters["split_date"] == "latest" and run.status == "succeeded", run.error
+    assert ModelVersion.objects.get(kind="deck_masked", active=True).config["split_date"] == "2026-06-19"
