@@ -48,7 +48,7 @@ def main() -> int:
     import torch
     from django.conf import settings
 
-    from decks.completion.completers import build_masked_completer
+    from decks.completion.completers import build_masked_completer, figures_versions
     from decks.completion.datasets import DEFAULT_SPLIT, deck_arrays, split_day
     from decks.completion.evaluation import file_arrays
     from decks.completion.models.deck_arrays import card_popularity, split_by_date
@@ -60,10 +60,11 @@ def main() -> int:
     torch.set_num_threads(1)
     names = active_embeddings().names
     split = args.split
+    figures_masked, figures_rank = figures_versions()  # the dated-split versions when the active ones are refits
     if split is None:
-        version = build_masked_completer(split_date=None, rank=False).version
+        version = build_masked_completer(version=figures_masked, split_date=None, rank=False).version
         split = (version.config.get("split_date") if version is not None else None) or DEFAULT_SPLIT
-    site = build_masked_completer(split_date=split)
+    site = build_masked_completer(version=figures_masked, split_date=split, rank=figures_rank)
     corpus = Path(settings.MTG_DATA_DIR) / "mtg_decklistcache" / "decks_60main_15side.jsonl.xz"
     test, _ = file_arrays(corpus, names, split, None)
     train, _ = split_by_date(deck_arrays(names), split_day(split))

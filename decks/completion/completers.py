@@ -20,6 +20,8 @@ from decks.completion.models.masked.build import VocabularyMismatch, masked_comp
 from decks.completion.models.manamorphosis.model import DeckDenoiser
 from decks.completion.models.manamorphosis.schedule import cosine_schedule
 from decks.embeddings.service import active_embeddings
+from ml.defaults import FIGURES
+from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version, load_active, load_version
 from mtgsite.device import device
 
@@ -88,6 +90,16 @@ def build_masked_completer(version=None, split_date: str | None = None, rank=Non
     if rank is not False:
         attach_side_ranker(completer, names, None if rank is None else rank)
     return completer
+
+
+def figures_versions():
+    """(deck_masked, deck_rank) versions the published held-out figures come from: those shipped with the role
+    ``figures`` (fitted on a dated split, ``register_models --export --kind K --figures ID``) when the active ones are
+    refits on every deck; None for a kind without one (its active version is then both). The benches evaluate
+    these on the decks after their split date: an honest split, whatever the site serves."""
+    def one(kind):
+        return ModelVersion.objects.filter(kind=kind, scope="", config__role=FIGURES).order_by("-pk").first()
+    return one("deck_masked"), one(RANK)
 
 
 def attach_side_ranker(completer, names: list[str], version=None):
