@@ -183,3 +183,39 @@ def test_complete_from_a_collection_in_the_browser(burn_corpus, daphne_server, r
     finally:
         phone.close()
     assert problems == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
+def test_archetype_tabs_in_the_browser(two_archetypes_corpus, daphne_server, runner, browser):
+    """Legacy Lightning Bolt fits Burn and blue-red control: one tab per archetype, one panel shown at a time, at
+    1280 and at 390 px."""
+    from playwright.sync_api import expect
+
+    page, problems = completion_page(browser, daphne_server)
+    page.fill("textarea[name=text]", "4 Lightning Bolt")
+    page.select_option("select[name=format]", "legacy")
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
+    tabs = page.locator("#archetype-tabs [role=tab]")
+    expect(tabs).to_have_count(2)
+    expect(page.locator("#arch-panel-1")).to_be_visible()
+    expect(page.locator("#arch-panel-2")).to_be_hidden()
+    tabs.nth(1).click()
+    expect(page.locator("#arch-panel-2")).to_be_visible()
+    expect(page.locator("#arch-panel-1")).to_be_hidden()
+    expect(tabs.nth(1)).to_have_attribute("aria-selected", "true")
+    tabs.nth(1).press("ArrowRight")
+    expect(tabs.nth(0)).to_have_attribute("aria-selected", "true")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "completion_archetypes.png"), full_page=True)
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    try:
+        mobile = phone.new_page()
+        mobile.goto(page.url)
+        expect(mobile.locator("#archetype-tabs [role=tab]").first).to_be_visible()
+        mobile.screenshot(path=str(ARTIFACTS / "completion_archetypes_390.png"), full_page=True)
+        assert mobile.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        phone.close()
+    assert problems == []
