@@ -89,6 +89,12 @@ def build_masked_completer(version=None, split_date: str | None = None, rank=Non
     completer.rank_version = None
     if rank is not False:
         attach_side_ranker(completer, names, None if rank is None else rank)
+        fitted = (completer.rank_version.config or {}).get("split_date") if completer.rank_version else None
+        if split_date and fitted and fitted > split_date:  # an evaluation must not use a ranker that saw its decks
+            raise NoActiveModel(
+                f"The deck_rank v{completer.rank_version.version} was fitted on decks up to {fitted}, after the split "
+                f"{split_date}: evaluate with the version fitted before it (its figures version, "
+                "register_models --export --kind deck_rank --figures ID, or pass it as rank).")
     return completer
 
 

@@ -51,3 +51,16 @@ def test_the_staff_refit_action_trains_on_every_deck(client, tiny_corpus, django
     run = TrainingRun.objects.filter(kind="deck_masked").get()  # (the fixture trained the card embeddings)
     assert run.parameters["split_date"] == "latest" and run.status == "succeeded", run.error
     assert ModelVersion.objects.get(kind="deck_masked", active=True).config["split_date"] == "2026-06-19"
+
+
+def test_an_evaluation_never_uses_a_ranker_fitted_after_its_split(tiny_corpus):
+    """A completer built for a dated split (benches, evaluations) refuses a deck_rank refit that saw the held-out
+    decks; the site's completer (no split) uses it."""
+    from decks.completion.completers import build_masked_completer
+    from ml.registry import NoActiveModel
+
+    train("deck_rank", months=2, per_month=20, val=10, epochs=2, width=16, layers=1, heads=2, slots=16,
+          split_date="latest")
+    assert build_masked_completer().rank_version is not None
+    with pytest.raises(NoActiveModel, match="after the split"):
+        build_masked_completer(split_date="2026-05-01")
