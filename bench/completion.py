@@ -74,7 +74,7 @@ def main() -> int:
         CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline, TunedVoteBaseline)
     from decks.completion.models.evaluate import compare, paired, sample_test_rows
     from decks.completion.evaluation import file_arrays
-    from decks.completion.completers import build_masked_completer, rank_variant
+    from decks.completion.completers import build_masked_completer, figures_versions, rank_variant
     from decks.completion.evaluation import DiffusionMethod
     from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, split_day
     from decks.completion.models.deck_arrays import card_popularity, split_by_date
@@ -87,11 +87,13 @@ def main() -> int:
     names = active_embeddings().names
     V = len(names)
     tables = card_tables(names)
-    masked = build_masked_completer(split_date=None)  # just to read the active version's split date
+    # the versions the figures come from: the shipped dated-split ones when the active ones are refits on every deck
+    figures_masked, figures_rank = figures_versions()
+    masked = build_masked_completer(version=figures_masked, split_date=None, rank=False)  # to read its split date
     version = masked.version
     split = (version.config.get("split_date") if version is not None else None) or DEFAULT_SPLIT
     del masked
-    masked = build_masked_completer(split_date=split)  # with the active deck_rank sideboard ranker, as the site
+    masked = build_masked_completer(version=figures_masked, split_date=split, rank=figures_rank)  # + its ranker
     rank_version = masked.rank_version
     train, _ = split_by_date(deck_arrays(names), split_day(split))
     test, skipped = file_arrays(corpus, names, split, None)

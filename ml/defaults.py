@@ -19,23 +19,37 @@ WEIGHTS_DIR = Path(settings.BASE_DIR) / "ml" / "weights"
 MANIFEST = WEIGHTS_DIR / "manifest.json"
 
 
-def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = False) -> list[dict]:
+FIGURES = "figures"  # a shipped entry's role: the version the published held-out figures come from (never activated)
+
+
+def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = False,
+                  figures: ModelVersion | None = None) -> list[dict]:
     """Copy the active version of each kind (and of each scope of the scoped kinds) into ml/weights/
-    and write the manifest. ``merge``: keep the manifest's entries of the other kinds (ship one kind alone)."""
+    and write the manifest. ``merge``: keep the manifest's entries of the other kinds (ship one kind alone).
+    ``figures``: also ship this version of the kind as ``<kind>.figures.safetensors`` (role ``figures``: the
+    version fitted on a dated split whose held-out figures the docs quote, when the active one is a refit on every
+    deck); registered on setup, never activated."""
     WEIGHTS_DIR.mkdir(parents=True, exist_ok=True)
     versions = list(ModelVersion.objects.filter(kind__in=kinds, scope="", active=True).order_by("kind"))
     versions += list(ModelVersion.objects.filter(kind__in=scoped_kinds, active=True).order_by("kind", "scope"))
+    roles = {version.pk: "" for version in versions}
+    if figures is not None and figures.pk not in roles:
+        versions.append(figures)
+        roles[figures.pk] = FIGURES
     entries = []
     for version in versions:
         name = (f"{version.kind}.safetensors" if not version.scope else
                 f"drafts/{version.scope.replace(':', '-')}.safetensors")
+        if roles.get(version.pk) == FIGURES:
+            name = f"{version.kind}.{FIGURES}.safetensors"
         (WEIGHTS_DIR / name).parent.mkdir(parents=True, exist_ok=True)
         source, target = resolve_path(version.weights_path), WEIGHTS_DIR / name
         if source.resolve() != target.resolve():  # a shipped default registered in place is already there
             _move_registered_out(target, keep=version)
             shutil.copyfile(source, target)
+        config = {**version.config, "role": FIGURES} if roles.get(version.pk) == FIGURES else version.config
         entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
-                        "config": version.config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
+                        "config": config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
                         "notes": version.notes})
     written = entries
     if merge:
@@ -84,8 +98,9 @@ def register_shipped(log=print) -> list[ModelVersion]:
         if ModelVersion.objects.filter(kind=entry["kind"], scope=scope, weights_sha256=entry["sha256"]).exists():
             continue
         has_active = active_version(entry["kind"], scope, required=False) is not None
+        figures = (entry.get("config") or {}).get("role") == FIGURES
         version = register_file(entry["kind"], path, entry["config"], entry.get("metrics"), scope=scope,
-                                activate=not has_active, data_snapshot=entry.get("data_snapshot"),
+                                activate=not has_active and not figures, data_snapshot=entry.get("data_snapshot"),
                                 notes=entry.get("notes", ""))
         log(f"{entry['kind']}{f'[{scope}]' if scope else ''}: registered the shipped default as v{version.version}{' (active)' if version.active else ''}")
         created.append(version)

@@ -55,9 +55,14 @@ class TrainForm(forms.Form):
                            help_text='JSON, e.g. {"epochs": 5}; added to (and overriding) the quick preset.')
     quick = forms.BooleanField(required=False, initial=True, label="Quick preset (a tiny run for smoke checks)")
     activate = forms.BooleanField(required=False, label="Activate the new version when it finishes")
+    refit = forms.BooleanField(required=False, label="Refit on every deck the site has (split_date = latest)",
+                               help_text="After importing new decks: the same recipe trained up to the newest corpus "
+                                         "deck (deck completion kinds); the version the site ships.")
 
     def clean(self):
         data = super().clean()
+        if data.get("refit"):
+            data["parameters"] = {**(data.get("parameters") or {}), "split_date": "latest"}
         if "kind" in data:
             try:
                 training.validate(data["kind"], (data.get("scope") or "").strip())

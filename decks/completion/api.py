@@ -67,6 +67,17 @@ class CompletionSourceSerializer(serializers.Serializer):
     url = serializers.CharField(help_text="the deck's page")
 
 
+class ArchetypeCompletionSerializer(serializers.Serializer):
+    share = serializers.FloatField(help_text="the group's share of the nearest decks' weight, 0..1")
+    decks = serializers.IntegerField(help_text="how many of the nearest decks are in the group")
+    main = serializers.ListField(child=serializers.ListField(), help_text="[[name, count], ...]")
+    side = serializers.ListField(child=serializers.ListField())
+    generated_main = serializers.ListField(child=serializers.ListField())
+    generated_side = serializers.ListField(child=serializers.ListField())
+    confidence = serializers.DictField(child=serializers.FloatField())
+    sources = CompletionSourceSerializer(many=True, help_text="example decks of the group, best first")
+
+
 class CompletionResultSerializer(serializers.Serializer):
     main = serializers.ListField(child=serializers.ListField(), help_text="[[name, count], ...]")
     side = serializers.ListField(child=serializers.ListField())
@@ -81,9 +92,26 @@ class CompletionResultSerializer(serializers.Serializer):
                                          help_text="masked: the tournament decks it drew on most, best first")
     warnings = serializers.ListField(child=serializers.CharField(), required=False,
                                      help_text="masked: e.g. a given card not seen in the format (kept)")
+    archetypes = ArchetypeCompletionSerializer(
+        many=True, required=False,
+        help_text="masked: when the given cards fit several archetypes (the nearest decks split into groups), the "
+                  "best completion drawn from each group alone, largest share first (up to 3); empty when they are "
+                  "one archetype. main/side above stay the default answer.")
     missing = serializers.ListField(child=serializers.ListField(), required=False,
-                                    help_text="with a collection: [[name, copies], ...] a tournament deck would add "
-                                              "that the collection lacks")
+                                    help_text="with a collection: [[name, copies], ...] the deck a tournament player "
+                                              "would build holds that the collection lacks (owned copies subtracted)")
+    missing_table = serializers.ListField(child=serializers.ListField(), required=False,
+                                          help_text="with a collection: [[name, wanted, owned, missing], ...], most "
+                                                    "missing first")
+    not_owned = serializers.ListField(child=serializers.ListField(), required=False,
+                                      help_text="with a collection: [[name, copies], ...] of the main deck the "
+                                                "collection lacks: the open slots, filled with the cards you would need")
+    notes = serializers.ListField(child=serializers.CharField(), required=False,
+                                  help_text="with a collection: open slots, the land count against the nearest decks', "
+                                            "a sideboard shorter than 15")
+    lands = serializers.DictField(required=False, allow_null=True,
+                                  help_text='with a collection: {"count", "low", "high"}: the deck\'s lands and the '
+                                            "range of the nearest decks of its archetype")
 
 
 class CompletionJobSerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ import copy
 import numpy as np
 
 from decks.core.rules import FORMATS
-from decks.completion.datasets import card_tables, deck_arrays, names_sha1, split_day
+from decks.completion.datasets import card_tables, deck_arrays, land_mask, names_sha1, split_day
 from decks.completion.models.deckrank import SlotIndex
 from decks.completion.kind_names import RANK
 from decks.completion.models.manamorphosis.complete import Completer
@@ -20,6 +20,8 @@ from decks.completion.models.masked.build import VocabularyMismatch, masked_comp
 from decks.completion.models.manamorphosis.model import DeckDenoiser
 from decks.completion.models.manamorphosis.schedule import cosine_schedule
 from decks.embeddings.service import active_embeddings
+from ml.defaults import FIGURES
+from ml.models import ModelVersion
 from ml.registry import NoActiveModel, active_version, load_active, load_version
 from plumbing.device import device
 
@@ -83,10 +85,27 @@ def build_masked_completer(version=None, split_date: str | None = None, rank=Non
             "matching versions or retrain (manage.py models train deck_masked).") from None
     completer.deck_ids = arrays.ids if arrays.ids is not None else np.full(len(arrays), -1, dtype=np.int64)
     completer.version = loaded.version if loaded is not None else None
+    completer.land = land_mask(names)  # completing from a collection keeps the land count in the archetype's range
     completer.rank_version = None
     if rank is not False:
         attach_side_ranker(completer, names, None if rank is None else rank)
+        fitted = (completer.rank_version.config or {}).get("split_date") if completer.rank_version else None
+        if split_date and fitted and fitted > split_date:  # an evaluation must not use a ranker that saw its decks
+            raise NoActiveModel(
+                f"The deck_rank v{completer.rank_version.version} was fitted on decks up to {fitted}, after the split "
+                f"{split_date}: evaluate with the version fitted before it (its figures version, "
+                "register_models --export --kind deck_rank --figures ID, or pass it as rank).")
     return completer
+
+
+def figures_versions():
+    """(deck_masked, deck_rank) versions the published held-out figures come from: those shipped with the role
+    ``figures`` (fitted on a dated split, ``register_models --export --kind K --figures ID``) when the active ones are
+    refits on every deck; None for a kind without one (its active version is then both). The benches evaluate
+    these on the decks after their split date: an honest split, whatever the site serves."""
+    def one(kind):
+        return ModelVersion.objects.filter(kind=kind, scope="", config__role=FIGURES).order_by("-pk").first()
+    return one("deck_masked"), one(RANK)
 
 
 def attach_side_ranker(completer, names: list[str], version=None):

@@ -45,6 +45,20 @@ def card_features(names: list[str]) -> np.ndarray:
     return card_feature_table(info)
 
 
+def land_mask(names: list[str]) -> np.ndarray:
+    """bool [V]: the vocabulary's land cards (type line holds Land; the basic land names whatever the catalogue)."""
+    index = {n: i for i, n in enumerate(names)}
+    out = np.zeros(len(names), dtype=bool)
+    for name in Card.objects.filter(types__contains="Land").values_list("name", flat=True):
+        i = index.get(name)
+        if i is not None:
+            out[i] = True
+    for name in BASIC_LAND_NAMES:
+        if name in index:
+            out[index[name]] = True
+    return out
+
+
 def names_sha1(names: list[str]) -> str:
     return hashlib.sha1("\n".join(names).encode("utf-8")).hexdigest()
 
@@ -147,3 +161,16 @@ def deck_arrays(names: list[str], cache_dir: Path | None = None, progress=None):
 
 def split_day(date: str = DEFAULT_SPLIT) -> int:
     return (dt.date.fromisoformat(date) - EPOCH).days
+
+
+LATEST = "latest"  # split_date=latest: every corpus deck trains (the shipped refit; figures come from a dated split)
+
+
+def resolve_split(date: str, arrays) -> str:
+    """A training run's split date: ``latest`` is the day after the newest corpus deck (every deck the site has
+    trains the model: the refit the site ships); any other value is returned as given."""
+    if str(date).strip().lower() != LATEST:
+        return date
+    if len(arrays) == 0:
+        raise ValueError("no corpus decks: import the deck corpus first (manage.py import_decks)")
+    return (EPOCH + dt.timedelta(days=int(np.max(arrays.day)) + 1)).isoformat()

@@ -26,7 +26,7 @@ from decks.core.names import CardIndex
 from decks.core.rules import FORMATS, normalize_format
 from decks.completion.models.baselines import CooccurrenceBaseline, NearestDeckBaseline, PopularityBaseline
 from decks.completion.models.evaluate import compare
-from decks.completion.completers import build_completer, build_masked_completer
+from decks.completion.completers import build_completer, build_masked_completer, figures_versions
 from decks.completion.training import training_embeddings
 from decks.completion.datasets import DEFAULT_SPLIT, EPOCH, card_tables, deck_arrays, split_day
 from decks.completion.models.deck_arrays import DeckArrays, card_popularity, split_by_date
@@ -85,7 +85,8 @@ def evaluate_masked(version: ModelVersion, params: dict, progress: Progress) -> 
     if params.get("decks"):
         return evaluate_version_on_file(version, params, progress)
     bar, names, split, train_arrays, test, tables = _held_out_start(version, progress)
-    completer = build_masked_completer(version=version, split_date=split)
+    # the sideboard ranker of the figures (fitted before a dated split) when the active one is a refit on every deck
+    completer = build_masked_completer(version=version, split_date=split, rank=figures_versions()[1])
     bar.update(1)
     n = int(params.get("n", 30))
     Ks = [int(k) for k in params.get("known", [10, 20])]
@@ -104,7 +105,7 @@ def evaluate_rank(version: ModelVersion, params: dict, progress: Progress) -> di
     sideboard: sideboard (and main) recall at K on the decks first seen on or after the version's split date, the
     index fitted on the decks before it."""
     bar, names, split, train_arrays, test, tables = _held_out_start(version, progress)
-    completer = build_masked_completer(split_date=split, rank=version)
+    completer = build_masked_completer(version=figures_versions()[0], split_date=split, rank=version)
     plain = copy.copy(completer).with_side_ranker(None, None)
     bar.update(1)
     n = int(params.get("n", 30))

@@ -408,9 +408,15 @@ def _finish(job: CompletionJob, completion, version, completer=None) -> None:
     extra = {}
     if (job.model or DEFAULT_MODEL) == "masked":
         extra = {"confidence": dict(completion.confidence), "sources": source_decks(completer, completion),
-                 "warnings": list(completion.warnings)}
-        if job.collection is not None:
-            extra["missing"] = [list(x) for x in completion.missing]
+                 "warnings": list(completion.warnings),
+                 # one completion per archetype when the given cards fit several (the first tab: this default answer)
+                 "archetypes": [{**a.to_dict(), "sources": source_decks(completer, a, 3)}
+                                for a in getattr(completion, "archetypes", None) or ()]}
+        if job.collection is not None:  # decks.completion.models.collection: the deck that can be played, its open slots
+            extra.update(missing=[list(x) for x in completion.missing],
+                         missing_table=[list(x) for x in completion.missing_table],
+                         not_owned=[list(x) for x in completion.not_owned], notes=list(completion.notes),
+                         lands=completion.lands)
     with transaction.atomic():
         parsed = ParsedDeck([Entry(n, c) for n, c in completion.main], [Entry(n, c) for n, c in completion.side])
         deck = save_parsed_deck(parsed, job.format, f"Completed {job.format.title()} deck", owner=job.owner,

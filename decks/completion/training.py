@@ -13,7 +13,7 @@ import numpy as np
 
 from decks.core.rules import FORMATS
 from decks.completion.kind_names import DIFFUSION, MASKED, RANK
-from decks.completion.datasets import DEFAULT_SPLIT, card_tables, deck_arrays, names_sha1, split_day
+from decks.completion.datasets import DEFAULT_SPLIT, LATEST, card_tables, deck_arrays, names_sha1, resolve_split, split_day
 from decks.completion.models.deck_arrays import split_by_date
 from ml.kinds import TrainingError, settle
 from ml.models import ModelVersion
@@ -67,6 +67,14 @@ def training_embeddings():
         raise TrainingError(f"{exc} (train card_embeddings first: manage.py models train card_embeddings)") from None
 
 
+def _resolved_split(date: str, names: list[str]) -> str:
+    """``split_date`` of a run: ``latest`` (refit on every corpus deck) becomes the day after the newest deck."""
+    try:
+        return resolve_split(date, deck_arrays(names)) if str(date).strip().lower() == LATEST else date
+    except ValueError as exc:
+        raise TrainingError(f"parameter split_date: {exc}.") from None
+
+
 def _training_decks(arrays, split, seed: int, limit: int | None):
     """(training decks, held-out decks): split by first-seen date, at most ``limit`` training decks."""
     train_arrays, test_arrays = split_by_date(arrays, split)
@@ -107,6 +115,7 @@ def train_masked(params: dict, progress: Progress, scope: str = "") -> ModelVers
     if p["time_budget"] is not None and p["time_budget"] <= 0:
         raise TrainingError("parameter time_budget must be a positive number of seconds.")
     emb = training_embeddings()
+    p["split_date"] = _resolved_split(p["split_date"], emb.names)
     try:
         split = split_day(p["split_date"])
     except ValueError:
@@ -221,6 +230,7 @@ def train_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersio
     if p["width"] % p["heads"]:
         raise TrainingError(f"parameter width ({p['width']}) must be a multiple of heads ({p['heads']}).")
     emb = training_embeddings()
+    p["split_date"] = _resolved_split(p["split_date"], emb.names)
     try:
         split = split_day(p["split_date"])
     except ValueError:
@@ -273,6 +283,7 @@ def train_diffusion(params: dict, progress: Progress, scope: str = "") -> ModelV
 
     p = settle(params, DIFFUSION_DEFAULTS)
     emb = training_embeddings()
+    p["split_date"] = _resolved_split(p["split_date"], emb.names)
     started = time.perf_counter()
     arrays = deck_arrays(emb.names)
     train_arrays, test_arrays = _training_decks(arrays, split_day(p["split_date"]), p["seed"], p["limit"])

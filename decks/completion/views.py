@@ -88,10 +88,12 @@ def completion_job(request, job_id):
         groups = deck_groups(job.deck)
         mine = user_counts(job)
         confidence = job.result.get("confidence") or {}
+        not_owned = {name: n for name, n in job.result.get("not_owned") or []}
         for board in ("main", "side"):
             for group in groups["boards"][board]:
                 for entry in group["cards"]:
                     entry["mine"] = mine.get((board, entry["card"].name), 0)
+                    entry["not_owned"] = not_owned.get(entry["card"].name, 0) if board == "main" else 0
                     sure = confidence.get(f"{board}:{entry['card'].name}")
                     if sure is not None and entry["mine"] < entry["count"]:
                         entry["confidence"] = sure
@@ -103,5 +105,21 @@ def completion_job(request, job_id):
             "generated_side": sum(c for _, c in job.result.get("generated_side", [])),
             "sources": job.result.get("sources") or [], "warnings": job.result.get("warnings") or [],
             "from_collection": job.collection is not None, "missing": job.result.get("missing") or [],
+            "missing_table": job.result.get("missing_table") or [], "notes": job.result.get("notes") or [],
+            "not_owned_total": sum(not_owned.values()), "archetypes": archetype_tabs(job.result.get("archetypes")),
         })
     return render(request, "decks/completion_job.html", context)
+
+
+def archetype_tabs(archetypes) -> list[dict]:
+    """The archetype completions of a result as the page's tabs: a label from the cards the group's deck adds
+    that the others do not (its two most played), its share in percent, its sideboard's size."""
+    archetypes = list(archetypes or [])
+    tabs = []
+    for i, a in enumerate(archetypes):
+        others = {name for j, b in enumerate(archetypes) if j != i for name, _ in b.get("main", [])}
+        own = sorted(((n, name) for name, n in a.get("generated_main", []) if name not in others), reverse=True)
+        label = " / ".join(name for _, name in own[:2]) or f"Archetype {i + 1}"
+        tabs.append({**a, "label": label, "share_pct": round(100 * float(a.get("share", 0))),
+                     "side_total": sum(n for _, n in a.get("side", []))})
+    return tabs

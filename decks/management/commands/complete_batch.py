@@ -3,7 +3,9 @@
 
 Input lines:  {"id", "format", "main": [[name, count], ...], "side": [[name, count], ...]
                [, "collection": "N Name lines" or [[name, count], ...]]}
-Output lines: {"id", "main": [[name, count], ...], "side": [...][, "missing": [[name, count], ...]]}
+Output lines: {"id", "main": [[name, count], ...], "side": [...][, "missing": [[name, count], ...], "missing_table":
+[[name, wanted, owned, missing], ...], "not_owned": [[name, count], ...], "notes": [...]][, "archetypes":
+[{"share", "decks", "main", "side"}, ...] when the given cards fit several archetypes]}
               or  {"id", "error": "..."}
 With a collection (masked model only) only its cards are added, within their counts (basic lands in any number);
 "missing" lists what a tournament deck would add that it lacks.
@@ -90,8 +92,14 @@ class Command(BaseCommand):
                 else:
                     results[pos] = {"id": task_id, "main": [list(x) for x in outcome.main],
                                     "side": [list(x) for x in outcome.side]}
+                    if getattr(outcome, "archetypes", None):  # the given cards fit several archetypes
+                        results[pos]["archetypes"] = [
+                            {"share": a.share, "decks": a.decks, "main": [list(x) for x in a.main],
+                             "side": [list(x) for x in a.side]} for a in outcome.archetypes]
                     if req.collection is not None:
-                        results[pos]["missing"] = [list(x) for x in outcome.missing]
+                        results[pos].update(missing=[list(x) for x in outcome.missing],
+                                            missing_table=[list(x) for x in outcome.missing_table],
+                                            not_owned=[list(x) for x in outcome.not_owned], notes=outcome.notes)
             bar.update(len(chunk))
         bar.close()
         elapsed = time.perf_counter() - started

@@ -24,15 +24,27 @@ class Command(BaseCommand):
         parser.add_argument("--export", action="store_true", help="copy the active versions into ml/weights/ (maintainers)")
         parser.add_argument("--kind", choices=SHIPPED_KINDS,
                             help="with --export: ship only this kind's active version (the other entries are kept)")
+        parser.add_argument("--figures", type=int, metavar="VERSION_ID",
+                            help="with --export --kind: also ship this version of the kind as the one the published "
+                                 "held-out figures come from (a dated split; the active one is then a refit on every "
+                                 "deck); registered on setup, never activated")
         parser.add_argument("--no-train", action="store_true", help="never train a quick model when one is missing")
 
-    def handle(self, *args, export=False, no_train=False, kind=None, **opts):
+    def handle(self, *args, export=False, no_train=False, kind=None, figures=None, **opts):
         if kind and not export:
             raise CommandError("--kind goes with --export.")
+        if figures is not None and not kind:
+            raise CommandError("--figures goes with --export --kind.")
         if export:
             if kind and active_version(kind, required=False) is None:
                 raise CommandError(f"No active {kind} version to ship.")
-            entries = export_active(kinds=(kind,), scoped_kinds=(), merge=True) if kind else export_active()
+            figures_version = None
+            if figures is not None:
+                figures_version = ModelVersion.objects.filter(pk=figures, kind=kind, scope="").first()
+                if figures_version is None:
+                    raise CommandError(f"No {kind} version with id {figures}.")
+            entries = (export_active(kinds=(kind,), scoped_kinds=(), merge=True, figures=figures_version) if kind
+                       else export_active())
             for entry in entries:
                 self.stdout.write(f"shipped {entry['kind']} -> ml/weights/{entry['file']}")
             return

@@ -37,14 +37,47 @@ def blue_deck(rng: random.Random) -> dict:
     return {"format": "Legacy", "main": [[k, v] for k, v in main.items()], "side": [[k, v] for k, v in side.items()]}
 
 
-def import_tiny_corpus(folder) -> None:
+def realistic_burn_deck(rng: random.Random) -> dict:
+    """Modern Burn as played: 38-40 spells (nine of the core four times, a tenth 2-4 times) and 20-22 lands; a
+    sideboard of Path to Exile, Skullcrack and Relentless Rats, no basic land."""
+    spells = rng.sample(BURN_CORE, 10)
+    main = {name: 4 for name in spells[:9]}
+    main[spells[9]] = rng.choice([2, 3, 4])
+    for land in BURN_LANDS:
+        main[land] = rng.choice([2, 3, 4])
+    main["Mountain"] = 60 - sum(main.values())
+    side = {"Path to Exile": 4, "Skullcrack": min(3, 4 - main.get("Skullcrack", 0))}
+    side = {k: v for k, v in side.items() if v}
+    side["Relentless Rats"] = 15 - sum(side.values())
+    return {"format": "Modern", "main": [[k, v] for k, v in main.items()], "side": [[k, v] for k, v in side.items()]}
+
+
+def two_archetypes_deck(rng: random.Random, i: int) -> dict:
+    """Legacy, two archetypes sharing 4 Lightning Bolt: Burn as played (even ``i``) and blue-red control (odd)."""
+    if i % 2 == 0:
+        return {**realistic_burn_deck(rng), "format": "Legacy"}
+    deck = blue_deck(rng)
+    main = {**dict(deck["main"]), "Lightning Bolt": 4, "Fire // Ice": rng.choice([2, 3, 4]),
+            "Brazen Borrower // Petty Theft": rng.choice([2, 3, 4])}
+    main.pop("Brazen Borrower", None)
+    main["Island"] = 0
+    main["Island"] = 60 - sum(main.values())
+    return {**deck, "main": [[k, v] for k, v in main.items()]}
+
+
+def import_tiny_corpus(folder, realistic: bool = False, two_archetypes: bool = False) -> None:
     """Real commands: import a generated corpus (40 decks, Modern burn and Legacy blue; written in ``folder``) and
-    train embeddings (dim 8). Needs the sample catalogue. Also what bench/scale.py trains its workers' model on."""
+    train embeddings (dim 8). Needs the sample catalogue. Also what bench/scale.py trains its workers' model on.
+    ``realistic``: the Burn decks are :func:`realistic_burn_deck` (20-22 lands); ``two_archetypes``: Legacy decks of
+    :func:`two_archetypes_deck` instead."""
     rng = random.Random(3)
     corpus = folder / "corpus.jsonl"
     with open(corpus, "w") as fh:
         for i in range(40):
-            deck = burn_deck(rng) if i % 4 else blue_deck(rng)
+            if two_archetypes:
+                deck = two_archetypes_deck(rng, i)
+            else:
+                deck = (realistic_burn_deck(rng) if realistic else burn_deck(rng)) if i % 4 else blue_deck(rng)
             deck.update(date=f"2026-0{1 + i % 6}-1{i % 9}", source="test", event=f"Event {i}", result="1st")
             fh.write(json.dumps(deck) + "\n")
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
@@ -71,6 +104,30 @@ def tiny_corpus(catalogue, settings, tmp_path):
     settings.MTG_MODEL_DIR = tmp_path / "models"
     settings.MTG_DATASET_DIR = tmp_path / "datasets"
     import_tiny_corpus(tmp_path)
+    from decks.completion import service
+
+    service.reset_completers()
+    return tmp_path
+
+
+@pytest.fixture
+def burn_corpus(catalogue, settings, tmp_path):
+    """:func:`import_tiny_corpus` with Burn decks as played (:func:`realistic_burn_deck`): the collection tests."""
+    settings.MTG_MODEL_DIR = tmp_path / "models"
+    settings.MTG_DATASET_DIR = tmp_path / "datasets"
+    import_tiny_corpus(tmp_path, realistic=True)
+    from decks.completion import service
+
+    service.reset_completers()
+    return tmp_path
+
+
+@pytest.fixture
+def two_archetypes_corpus(catalogue, settings, tmp_path):
+    """:func:`import_tiny_corpus` of :func:`two_archetypes_deck`: Legacy Burn and blue-red control, both with Bolt."""
+    settings.MTG_MODEL_DIR = tmp_path / "models"
+    settings.MTG_DATASET_DIR = tmp_path / "datasets"
+    import_tiny_corpus(tmp_path, two_archetypes=True)
     from decks.completion import service
 
     service.reset_completers()

@@ -134,7 +134,7 @@ def test_api_bad_input_is_400_and_queues_nothing(client, catalogue, payload, fra
     response = client.post("/api/decks/complete", payload, content_type="application/json")
     assert response.status_code == 400
     assert any(fragment in e["message"] for e in response.json()["errors"]), response.json()
-    assert CompletionJob.objects.count() == 0
+    assert CompletionJob.objects.count() == 0 and Deck.objects.count() == 0  # nothing written
 
 
 def test_api_non_json_body_is_400(client, catalogue):
@@ -234,6 +234,8 @@ def within_collection(result) -> list[str]:
         count, name = line.split(" ", 1)
         owned[name] = int(count)
     played = counts(result["main"] + result["side"])
+    for n, c in result.get("not_owned") or []:  # the open slots, marked: the cards you would need
+        played[n] -= c
     return [f"{n} x{c}" for n, c in played.items() if n not in BASIC_LAND_NAMES and c > owned.get(n, 0)]
 
 
@@ -247,12 +249,16 @@ def test_collection_lacking_the_top_slots_gives_a_deck_of_owned_cards(client, ti
     assert free.status_code == 202 and response.status_code == 202, response.content
     job = CompletionJob.objects.get(pk=response.json()["id"])
     assert job.status == "done", job.error
-    assert totals(job.result["main"]) == 60 and totals(job.result["side"]) == 15
+    assert totals(job.result["main"]) == 60 and totals(job.result["side"]) <= 15
     assert within_collection(job.result) == []
     missing = dict(job.result["missing"])
     assert missing.get("Goblin Guide", 0) >= 1 and missing.get("Monastery Swiftspear", 0) >= 1, missing
+    table = {row[0]: row[1:] for row in job.result["missing_table"]}
+    assert all(wanted - owned == gap > 0 for wanted, owned, gap in table.values()), table
     page = client.get(reverse("completion-job", args=[job.pk])).content.decode()
-    assert "Built from your collection" in page and "Goblin Guide (not owned)" in page
+    assert "Built from your collection" in page and 'id="missing-table"' in page and "Goblin Guide" in page
+    if job.result["not_owned"]:  # the open slots: marked on the deck's rows
+        assert "tag-not-owned" in page
 
 
 def test_page_and_batch_complete_from_a_collection(client, tiny_corpus, tmp_path, django_capture_on_commit_callbacks):
@@ -277,6 +283,91 @@ def test_page_and_batch_complete_from_a_collection(client, tiny_corpus, tmp_path
     assert "Collection, line 1" in rows["b"]["error"] and "Lightning Bolt" in rows["b"]["error"]
 
 
+BURN_CORE_MAIN = [["Lightning Bolt", 4], ["Goblin Guide", 4], ["Monastery Swiftspear", 4]]
+BURN_COLLECTION = ("4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear\n20 Mountain\n4 Lava Spike\n"
+                   "4 Rift Bolt\n2 Skewer the Critics\n")  # issue 36: 46 cards, 22 of them spells
+LANDS = {"Mountain", "Island", "Plains", "Inspiring Vantage", "Sacred Foundry"}
+
+
+def check_burn_core(result) -> None:
+    """The Burn core from a 46-card collection: 60 cards, 17-24 lands within the nearest decks' range, no basic land
+    in the sideboard (fewer than 15, with a note), the open slots marked not owned, 'missing' with owned copies
+    subtracted."""
+    from decks.core.cards import BASIC_LAND_NAMES
+
+    main, side = counts(result["main"]), counts(result["side"])
+    lands = sum(n for name, n in main.items() if name in LANDS)
+    assert totals(result["main"]) == 60 and 17 <= lands <= 24, main
+    assert result["lands"]["count"] == lands and result["lands"]["low"] <= lands <= result["lands"]["high"]
+    assert not set(side) & BASIC_LAND_NAMES, side
+    assert totals(result["side"]) == 15 or any("sideboard holds" in note for note in result["notes"])
+    for name, n in counts(BURN_CORE_MAIN).items():
+        assert main[name] >= n  # every given card kept
+    not_owned = counts(result["not_owned"])
+    assert sum(not_owned.values()) > 0 and any("not owned" in note for note in result["notes"])
+    owned = {"Lightning Bolt": 4, "Goblin Guide": 4, "Monastery Swiftspear": 4, "Lava Spike": 4, "Rift Bolt": 4,
+             "Skewer the Critics": 2}
+    for name, n in main.items():  # exactly the copies beyond the collection are marked
+        if name not in BASIC_LAND_NAMES:
+            assert not_owned.get(name, 0) == max(0, n + side.get(name, 0) - owned.get(name, 0)), name
+    table = {row[0]: row[1:] for row in result["missing_table"]}
+    for name, (wanted, have, gap) in table.items():
+        assert have == owned.get(name, 0) and gap == wanted - have > 0, (name, wanted, have, gap)
+    assert "Lightning Bolt" not in table and "Lava Spike" not in table
+    if "Skewer the Critics" in table:
+        assert table["Skewer the Critics"][1:] == [2, table["Skewer the Critics"][0] - 2]
+    assert dict(result["missing"]) == {name: row[2] for name, row in table.items()}
+
+
+def test_burn_core_from_a_small_collection_is_a_playable_deck(client, burn_corpus, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "modern", "main": BURN_CORE_MAIN,
+                                                       "collection": BURN_COLLECTION}, content_type="application/json")
+    assert response.status_code == 202, response.content
+    body = client.get(f"/api/decks/complete/{response.json()['id']}").json()
+    assert body["status"] == "done", body["error"]
+    check_burn_core(body["result"])
+    page = client.get(reverse("completion-job", args=[body["id"]])).content.decode()
+    assert 'id="missing-table"' in page and "tag-not-owned" in page and "sideboard holds" in page
+
+
+def test_cards_of_two_archetypes_get_one_completion_each(client, two_archetypes_corpus,
+                                                         django_capture_on_commit_callbacks):
+    """4 Lightning Bolt in Legacy: Burn and blue-red control both play it. The default answer stays; the result also
+    has one completion per archetype, each drawn from its own group (no blue card in the Burn deck and no Burn card
+    in the blue one), with its share and example decks; the page shows them as tabs."""
+    from tests.decks.completion.conftest import BLUE_CORE, BURN_CORE
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "legacy", "main": [["Lightning Bolt", 4]]},
+                               content_type="application/json")
+    body = client.get(f"/api/decks/complete/{response.json()['id']}").json()
+    assert body["status"] == "done", body["error"]
+    archetypes = body["result"]["archetypes"]
+    assert len(archetypes) == 2, archetypes
+    assert abs(sum(a["share"] for a in archetypes) - 1.0) < 1e-3 and archetypes[0]["share"] >= archetypes[1]["share"]
+    kinds = []
+    for a in archetypes:
+        main = counts(a["main"])
+        assert totals(a["main"]) == 60 and totals(a["side"]) == 15 and main["Lightning Bolt"] == 4
+        burn, blue = set(main) & (set(BURN_CORE) - {"Lightning Bolt"}), set(main) & set(BLUE_CORE)
+        assert bool(burn) != bool(blue), main  # one archetype, not a pile of both
+        kinds.append("burn" if burn else "blue")
+        assert a["sources"] and all(s["url"].startswith("/decks/") for s in a["sources"])
+    assert sorted(kinds) == ["blue", "burn"]
+    page = client.get(reverse("completion-job", args=[body["id"]])).content.decode()
+    assert 'id="archetype-tabs"' in page and page.count('role="tab"') == 2
+
+
+def test_one_archetype_gets_no_tabs(client, burn_corpus, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/decks/complete", {"format": "modern", "main": BURN_CORE_MAIN},
+                               content_type="application/json")
+    body = client.get(f"/api/decks/complete/{response.json()['id']}").json()
+    assert body["status"] == "done" and body["result"]["archetypes"] == []
+    assert 'id="archetype-tabs"' not in client.get(reverse("completion-job", args=[body["id"]])).content.decode()
+
+
 @pytest.mark.parametrize("collection, fragment", [
     ("4 Lightning Bolt\n4 Lightnig Bolt\n", "Collection, line 2: Unknown card"),
     ("4 Lightning Bolt\nfour Goblin Guide\n", "Collection, line 2"),
@@ -290,7 +381,14 @@ def test_bad_collection_is_a_clear_400_and_queues_nothing(client, catalogue, col
                                                    "collection": collection}, content_type="application/json")
     assert response.status_code == 400, response.content
     assert any(fragment in e["message"] for e in response.json()["errors"]), response.json()
-    assert CompletionJob.objects.count() == 0
+    assert CompletionJob.objects.count() == 0 and Deck.objects.count() == 0  # nothing written
+
+
+def test_unknown_given_card_with_a_collection_is_a_clear_400(client, catalogue):
+    response = client.post("/api/decks/complete", {"format": "modern", "main": [["Lightnig Bolt", 4]],
+                                                   "collection": BURN_COLLECTION}, content_type="application/json")
+    assert response.status_code == 400 and "Lightning Bolt" in response.json()["errors"][0]["suggestions"]
+    assert CompletionJob.objects.count() == 0 and Deck.objects.count() == 0
 
 
 def test_corrupt_collection_upload_is_an_inline_error(client, catalogue):

@@ -136,29 +136,86 @@ def test_complete_a_deck_in_the_browser(tiny_models, daphne_server, runner, brow
 
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
-def test_complete_from_a_collection_in_the_browser(tiny_corpus, daphne_server, runner, browser):
-    """Paste a collection without the deck's top cards: the deck holds only owned cards and the page names what a
-    tournament deck would also want; a bad collection line is an inline error first."""
+def test_complete_from_a_collection_in_the_browser(burn_corpus, daphne_server, runner, browser):
+    """Issue 36's Burn core from a 46-card collection (a bad collection line is an inline error first): a 60-card
+    deck with 17-24 lands, its open slots marked not owned, no basic land in the sideboard, and the 'missing' table
+    with owned copies subtracted; at 1280 and at 390 px (nothing wider than the phone)."""
     from playwright.sync_api import expect
 
     page, problems = completion_page(browser, daphne_server)
-    page.fill("textarea[name=text]", "4 Lightning Bolt")
+    page.fill("textarea[name=text]", "4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear")
     page.select_option("select[name=format]", "modern")
     page.click("details.collection summary")
     page.fill("textarea[name=collection]", "4 Lightning Bolt\n4 Lava Spikke\n")
     page.click("button[type=submit]")
     expect(page.locator("#line-errors")).to_contain_text("Collection, line 2: Unknown card")
-    page.fill("textarea[name=collection]", "4 Lightning Bolt\n4 Lava Spike\n4 Rift Bolt\n4 Skewer the Critics\n"
-                                           "4 Light Up the Stage\n2 Inspiring Vantage\n3 Path to Exile\n")
+    page.fill("textarea[name=collection]", "4 Lightning Bolt\n4 Goblin Guide\n4 Monastery Swiftspear\n20 Mountain\n"
+                                           "4 Lava Spike\n4 Rift Bolt\n2 Skewer the Critics\n")
     page.click("button[type=submit]")
     page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
     expect(page.locator("h1")).to_have_text("Completed Modern deck")
     expect(page.get_by_test_id("main-count")).to_have_text("60")
-    expect(page.locator("#job-missing")).to_contain_text("Goblin Guide (not owned)")
-    names = page.locator(".board .card-rows li > a").all_inner_texts()
-    owned = {"Lightning Bolt", "Lava Spike", "Rift Bolt", "Skewer the Critics", "Light Up the Stage",
-             "Inspiring Vantage", "Path to Exile", "Mountain", "Plains", "Island", "Swamp", "Forest"}
-    assert names and set(names) <= owned, names
+    lands = page.locator("#main-heading ~ .type-group[data-type='Land'] h3 .muted").inner_text()
+    assert 17 <= int(lands.strip("()")) <= 24, lands
+    side = page.locator("#side-heading ~ .type-group .card-rows li > a").all_inner_texts()
+    assert not {"Mountain", "Island", "Plains", "Swamp", "Forest"} & set(side), side
+    expect(page.locator("#collection-notes")).to_contain_text("not owned")
+    expect(page.locator("#collection-notes")).to_contain_text("sideboard holds")
+    assert page.locator("#main-heading ~ .type-group .tag-not-owned").count() >= 1
+    rows = {r.locator("td").nth(0).inner_text(): [int(r.locator("td").nth(k).inner_text()) for k in (1, 2, 3)]
+            for r in page.locator("#missing-table tbody tr").all()}
+    assert rows and all(gap == wanted - have > 0 for wanted, have, gap in rows.values()), rows
+    if "Skewer the Critics" in rows:
+        assert rows["Skewer the Critics"][1] == 2
+    assert "Lightning Bolt" not in rows and "Lava Spike" not in rows
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "completion_collection.png"), full_page=True)
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    try:
+        mobile = phone.new_page()
+        mobile.goto(page.url)
+        expect(mobile.locator("#missing-table")).to_be_visible()
+        expect(mobile.locator(".tag-not-owned").first).to_be_visible()
+        mobile.screenshot(path=str(ARTIFACTS / "completion_collection_390.png"), full_page=True)
+        wide = mobile.evaluate("[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right"
+                               " > 391).slice(0, 5).map(e => e.tagName + '.' + e.className)")
+        assert mobile.evaluate("document.documentElement.scrollWidth") <= 390, wide
+    finally:
+        phone.close()
+    assert problems == []
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install chromium)")
+def test_archetype_tabs_in_the_browser(two_archetypes_corpus, daphne_server, runner, browser):
+    """Legacy Lightning Bolt fits Burn and blue-red control: one tab per archetype, one panel shown at a time, at
+    1280 and at 390 px."""
+    from playwright.sync_api import expect
+
+    page, problems = completion_page(browser, daphne_server)
+    page.fill("textarea[name=text]", "4 Lightning Bolt")
+    page.select_option("select[name=format]", "legacy")
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r"/decks/complete/[0-9a-f-]{36}/$"))
+    tabs = page.locator("#archetype-tabs [role=tab]")
+    expect(tabs).to_have_count(2)
+    expect(page.locator("#arch-panel-1")).to_be_visible()
+    expect(page.locator("#arch-panel-2")).to_be_hidden()
+    tabs.nth(1).click()
+    expect(page.locator("#arch-panel-2")).to_be_visible()
+    expect(page.locator("#arch-panel-1")).to_be_hidden()
+    expect(tabs.nth(1)).to_have_attribute("aria-selected", "true")
+    tabs.nth(1).press("ArrowRight")
+    expect(tabs.nth(0)).to_have_attribute("aria-selected", "true")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "completion_archetypes.png"), full_page=True)
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+    try:
+        mobile = phone.new_page()
+        mobile.goto(page.url)
+        expect(mobile.locator("#archetype-tabs [role=tab]").first).to_be_visible()
+        mobile.screenshot(path=str(ARTIFACTS / "completion_archetypes_390.png"), full_page=True)
+        assert mobile.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        phone.close()
     assert problems == []

@@ -49,3 +49,30 @@ def test_tampered_shipped_file_is_refused(tiny_models, weights_dir):
     assert "does not match its manifest checksum" in out.getvalue()
     assert not ModelVersion.objects.filter(kind="deck_diffusion").exists()
     assert ModelVersion.objects.filter(kind="card_embeddings", active=True).exists()
+
+
+def test_the_refit_ships_active_and_the_dated_split_version_ships_for_the_figures(tiny_corpus, weights_dir):
+    """Ship the refit on every deck (split_date = latest, active) with the dated-split version the held-out figures
+    come from (--figures): on a fresh registry the refit is active and the figures version registered, inactive,
+    and found by the benches (figures_versions)."""
+    from decks.completion.completers import figures_versions
+    from tests.decks.completion.conftest import train
+
+    train("deck_masked", preset="quick", split_date="2026-06-01")
+    dated = ModelVersion.objects.get(kind="deck_masked", active=True)
+    train("deck_masked", preset="quick", split_date="latest")
+    refit = ModelVersion.objects.get(kind="deck_masked", active=True)
+    assert refit.pk != dated.pk and refit.config["split_date"] == "2026-06-19"
+    with pytest.raises(Exception, match="--figures goes with"):
+        call_command("register_models", export=True, figures=dated.pk, stdout=io.StringIO())
+    call_command("register_models", export=True, kind="deck_masked", figures=dated.pk, stdout=io.StringIO())
+    files = {e["file"]: e for e in defaults.shipped()}
+    assert files["deck_masked.safetensors"]["config"]["split_date"] == "2026-06-19"
+    assert files["deck_masked.figures.safetensors"]["config"]["role"] == "figures"
+    TrainingRun.objects.all().delete()
+    ModelVersion.objects.filter(kind="deck_masked").delete()
+    call_command("register_models", no_train=True, stdout=io.StringIO())
+    active = ModelVersion.objects.get(kind="deck_masked", active=True)
+    assert active.config["split_date"] == "2026-06-19" and active.config.get("role") is None
+    figures = ModelVersion.objects.get(kind="deck_masked", active=False)
+    assert figures.config["split_date"] == "2026-06-01" and figures_versions() == (figures, None)

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from decks.completion.models.archetypes import group_neighbours, soft_weights, split_neighbours
+from decks.completion.models.collection import SIDE_BASICS_SHARE, playable_deck
 from decks.completion.models.baselines import DeckBuilder, owned_array
 from decks.completion.models.retrieval import MAX_COPIES, NeighbourVoteBaseline, Neighbours, RetrievalParams, narrow
 from decks.completion.models.deckrank import SlotIndex, SlotRanker, rank_fill
@@ -38,7 +40,7 @@ from decks.completion.models.masked.data import Tables, board_example, visible_b
 from decks.core.cards import BASIC_LAND_NAMES
 from decks.core.names import CardIndex
 
-__all__ = ["MaskedCompleter", "MaskedCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
+__all__ = ["MaskedCompleter", "MaskedCompletion", "ArchetypeCompletion", "Source", "INFERENCE_GATE", "SAMPLER_DEFAULTS"]
 
 # The sampler settings a newly trained version is registered with (its config's "sampler"; a version's own
 # config wins). Training learns a gate g ~ 0.40 (best for the cross-entropy); greedy unmasking does better
@@ -70,8 +72,17 @@ class MaskedCompletion:
     confidence: dict[str, float] = field(default_factory=dict)   # "main:Name"/"side:Name" -> 0..1
     sources: list[Source] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    # completing from a collection: what the deck built without it adds that the collection lacks (copies missing)
+    # completing from a collection (decks.completion.models.collection): what the deck built without it holds that the
+    # collection lacks (copies missing), the same as (name, wanted, owned, missing) rows, the main-deck copies the
+    # collection lacks (its open slots, filled), notes for the page, and the land count against the nearest decks'
     missing: list[tuple[str, int]] = field(default_factory=list)
+    missing_table: list[tuple[str, int, int, int]] = field(default_factory=list)
+    not_owned: list[tuple[str, int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lands: dict | None = None
+    # one completion per archetype when the nearest decks split into groups (decks.completion.models.archetypes),
+    # largest share first; empty when they are one archetype (this completion is the default answer either way)
+    archetypes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"main": [list(e) for e in self.main], "side": [list(e) for e in self.side],
@@ -79,7 +90,34 @@ class MaskedCompletion:
                 "generated_side": [list(e) for e in self.generated_side], "iterations": self.iterations,
                 "seconds": self.seconds, "confidence": self.confidence,
                 "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources],
-                "warnings": self.warnings, "missing": [list(e) for e in self.missing]}
+                "warnings": self.warnings, "missing": [list(e) for e in self.missing],
+                "missing_table": [list(e) for e in self.missing_table], "not_owned": [list(e) for e in self.not_owned],
+                "notes": self.notes, "lands": self.lands, "archetypes": [a.to_dict() for a in self.archetypes]}
+
+
+def _grouped(names: list[str], cnt: Counter) -> list[tuple[str, int]]:
+    return sorted(((names[i], n) for i, n in cnt.items() if n > 0), key=lambda e: e[0])
+
+
+@dataclass
+class ArchetypeCompletion:
+    """The completion drawn from one archetype group of the nearest decks: its share of their (soft) weight, its
+    number of decks, the deck, and example decks of the group (best first)."""
+
+    share: float
+    decks: int
+    main: list[tuple[str, int]]
+    side: list[tuple[str, int]]
+    generated_main: list[tuple[str, int]]
+    generated_side: list[tuple[str, int]]
+    confidence: dict[str, float]
+    sources: list[Source]
+
+    def to_dict(self) -> dict:
+        return {"share": self.share, "decks": self.decks, "main": [list(e) for e in self.main],
+                "side": [list(e) for e in self.side], "generated_main": [list(e) for e in self.generated_main],
+                "generated_side": [list(e) for e in self.generated_side], "confidence": self.confidence,
+                "sources": [{"row": s.row, "weight": s.weight, "similarity": s.similarity} for s in self.sources]}
 
 
 class MaskedCompleter:
@@ -109,6 +147,10 @@ class MaskedCompleter:
         self._token_cards[tables.token[tables.token > 0]] = np.flatnonzero(tables.token > 0)
         self.card_index = CardIndex(self.names)  # the site's resolver: exact name first, never a look-alike
         self.basics = [i for i, n in enumerate(self.names) if n in BASIC_LAND_NAMES]
+        # bool [V]: land cards (the shell sets it from the catalogue: decks.completion.datasets.land_mask); the
+        # basics alone until then
+        self.land = np.zeros(len(self.names), bool)
+        self.land[self.basics] = True
         # the deck-level sideboard ranker (decks.completion.models.deckrank; kind deck_rank): when set, it builds
         # the sideboard from the finished main deck instead of the denoiser's sideboard rounds
         self.side_ranker: SlotRanker | None = None
@@ -237,12 +279,17 @@ class MaskedCompleter:
                 break
         return rounds, conf
 
-    def _run(self, b: DeckBuilder, f: int, generate_side: bool, report):
+    def _run(self, b: DeckBuilder, f: int, generate_side: bool, report, nb: Neighbours | None = None):
         """Retrieve for the user's main cards, unmask the main deck, then the sideboard (retrieving again with
-        the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side)."""
+        the whole main deck) -> (main neighbours, rounds, confidence main, confidence side, main, side).
+        ``nb``: these neighbours instead (one archetype's, ``decks.completion.models.archetypes``; they are also
+        the wider set)."""
         cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
         given = min(1.0, len(b.main) / 60.0)  # the share of the main deck the user gave
-        nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
+        if nb is None:
+            nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
+        else:
+            wide = nb
         report(0.1, "Nearest tournament decks found")
         rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
         report(0.6, "Main deck done")
@@ -287,7 +334,7 @@ class MaskedCompleter:
         return owned_array(len(self.names), pairs, self.basics)
 
     def complete(self, main_known, side_known=(), fmt: str = "", seed: int = 0, generate_side: bool = True,
-                 progress: Callable[[float, str], None] | None = None, collection=None,
+                 progress: Callable[[float, str], None] | None = None, collection=None, archetypes: bool = True,
                  **_ignored) -> MaskedCompletion:
         """Complete one deck (see the module docstring); raises ``CompletionError``. With ``collection`` (name,
         copies pairs) only owned cards are added, within their counts (basic lands in any number): a hard mask like
@@ -298,15 +345,19 @@ class MaskedCompleter:
         user_main = [i for i, n in main_c.items() for _ in range(n)]
         user_side = [i for i, n in side_c.items() for _ in range(n)]
         owned = self.owned(collection) if collection is not None else None
+        deck = None
         try:
             nb, rounds, conf_main, conf_side, main, side = self._run(
                 DeckBuilder(self.vote.fitted, f, user_main, user_side, owned), f, generate_side, report)
-            missing = Counter()
             if owned is not None:  # the deck a tournament player would build, against what the collection holds
-                *_, want_main, want_side = self._run(DeckBuilder(self.vote.fitted, f, user_main, user_side), f,
-                                                     generate_side, lambda fraction, message: None)
-                want = Counter(want_main.tolist()) + Counter(want_side.tolist())
-                missing = Counter({c: n - max(int(owned[c]), 0) for c, n in want.items() if 0 <= owned[c] < n})
+                _, _, want_conf, _, want_main, want_side = self._run(
+                    DeckBuilder(self.vote.fitted, f, user_main, user_side), f, generate_side,
+                    lambda fraction, message: None)
+                deck = self._from_collection(f, nb, main_c, side_c, main, side, want_main, want_side, owned,
+                                             want_conf, conf_side)
+                main = np.sort(np.array(list(deck.main.elements()), dtype=np.int64))
+                side = np.sort(np.array(list(deck.side.elements()), dtype=np.int64))
+                conf_main = {**{c: p for c, p in want_conf.items() if c in deck.not_owned}, **conf_main}
         except ValueError:
             raise CompletionError("There are not enough legal cards left to fill the deck within the copy limits"
                                   + (" and the collection." if owned is not None else ".")) from None
@@ -318,11 +369,67 @@ class MaskedCompleter:
         sources = [Source(int(r), round(float(w), 4), round(float(s), 4))
                    for r, w, s in zip(nb.rows[:5], nb.weight[:5], nb.sim[:5])]
         group = lambda cnt: sorted(((self.names[i], n) for i, n in cnt.items() if n > 0), key=lambda e: e[0])  # noqa: E731
-        return MaskedCompletion(main=group(Counter(main.tolist())), side=group(Counter(side.tolist())),
-                                generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
-                                seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
-                                warnings=warnings, missing=sorted(((self.names[c], n) for c, n in missing.items()),
-                                                                  key=lambda e: (-e[1], e[0])))
+        out = MaskedCompletion(main=group(Counter(main.tolist())), side=group(Counter(side.tolist())),
+                               generated_main=group(gen_main), generated_side=group(gen_side), iterations=rounds,
+                               seconds=time.perf_counter() - started, confidence=confidence, sources=sources,
+                               warnings=warnings)
+        if archetypes and owned is None:
+            out.archetypes = self._archetypes(f, nb, user_main, user_side, generate_side)
+        if deck is not None:
+            out.missing = [(self.names[c], m) for c, _, _, m in deck.missing]
+            out.missing_table = [(self.names[c], w, o, m) for c, w, o, m in deck.missing]
+            out.not_owned = group(deck.not_owned)
+            out.notes = list(deck.notes)
+            out.lands = {"count": deck.lands, "low": deck.land_range[0], "high": deck.land_range[1]}
+        return out
+
+    def _archetypes(self, f: int, nb: Neighbours, user_main: list[int], user_side: list[int],
+                    generate_side: bool) -> list["ArchetypeCompletion"]:
+        """One completion per archetype group of the neighbours ``nb`` (``decks.completion.models.archetypes``),
+        largest share first, each voted by its own group's decks alone; [] when they are one archetype."""
+        if nb.rows.size < 4:
+            return []
+        groups = split_neighbours(self.index.main[nb.rows], soft_weights(nb, self.params.beta))
+        if len(groups) < 2:
+            return []
+        out = []
+        for group in groups:
+            g_nb = group_neighbours(nb, group.members)
+            _, _, conf_main, conf_side, main, side = self._run(
+                DeckBuilder(self.vote.fitted, f, user_main, user_side), f, generate_side,
+                lambda fraction, message: None, nb=g_nb)
+            gen_main = Counter(main.tolist()) - Counter(user_main)
+            gen_side = Counter(side.tolist()) - Counter(user_side)
+            confidence = {f"main:{self.names[c]}": round(float(conf_main.get(c, 0.0)), 3) for c in gen_main}
+            confidence.update({f"side:{self.names[c]}": round(float(conf_side.get(c, 0.0)), 3) for c in gen_side})
+            order = np.argsort(-g_nb.weight, kind="stable")[:3]
+            out.append(ArchetypeCompletion(
+                share=round(group.share, 4), decks=int(group.members.sum()),
+                main=_grouped(self.names, Counter(main.tolist())), side=_grouped(self.names, Counter(side.tolist())),
+                generated_main=_grouped(self.names, gen_main), generated_side=_grouped(self.names, gen_side),
+                confidence=confidence,
+                sources=[Source(int(g_nb.rows[i]), round(float(g_nb.weight[i]), 4), round(float(g_nb.sim[i]), 4))
+                         for i in order]))
+        return out
+
+    def _from_collection(self, f: int, nb: Neighbours, main_c: Counter, side_c: Counter, main, side, want_main,
+                         want_side, owned: np.ndarray, want_conf: dict, conf_side: dict):
+        """The playable deck from a collection (``decks.completion.models.collection.playable_deck``) out of the owned-only
+        deck (``main``, ``side``) and the wanted deck, for the neighbours ``nb`` of the given cards."""
+        main_votes, side_votes = self.index.votes(nb, "main"), self.index.votes(nb, "side")
+        land_counts = (np.asarray(self.index.main[nb.rows] @ self.land.astype(np.int64)).ravel()
+                       if nb.rows.size else np.zeros(0))
+        want = Counter(want_main.tolist())
+        order = sorted(want.items(), key=lambda e: (-(1.0 if e[0] in main_c else want_conf.get(e[0], 0.0)), e[0]))
+        basic = np.zeros(len(self.names), bool)
+        basic[self.basics] = True
+        side_share = self.vote.fitted.side_share[f]
+        return playable_deck(
+            given_main=main_c, given_side=side_c, built_main=Counter(main.tolist()),
+            built_side=Counter(side.tolist()), want_main=order, want_side=Counter(want_side.tolist()), owned=owned,
+            limit=self.vote.fitted.limit[f], land=self.land, basic=basic, main_vote=main_votes.of,
+            side_vote=side_votes.of, land_counts=land_counts, side_confidence=conf_side,
+            side_basics_ok=bool(self.basics) and float(side_share[self.basics].max()) >= SIDE_BASICS_SHARE)
 
     def complete_many(self, requests, seed: int = 0, progress=None, **kwargs) -> list:
         """One ``MaskedCompletion`` or ``CompletionError`` per ``(main_known, side_known, fmt[, collection])``
@@ -352,6 +459,33 @@ class MaskedCompleter:
         """Index interface of the baselines (``decks.completion.models.evaluate``): card indices in, (main [60], side [15])."""
         b = DeckBuilder(self.vote.fitted, int(fmt), main_known, side_known)
         return self._run(b, int(fmt), generate_side, lambda fraction, message: None)[4:]
+
+    def archetypes_idx(self, main_known, side_known, fmt: int, generate_side: bool = True):
+        """Index interface of one completion per archetype (bench/completion_archetypes.py): ((main, side) of the
+        default answer, [(share, main, side), ...] of the archetype groups, [] when they are one archetype)."""
+        f = int(fmt)
+        b = DeckBuilder(self.vote.fitted, f, main_known, side_known)
+        nb, *_, main, side = self._run(b, f, generate_side, lambda fraction, message: None)
+        groups = []
+        if nb.rows.size >= 4:
+            split = split_neighbours(self.index.main[nb.rows], soft_weights(nb, self.params.beta))
+            for group in split if len(split) > 1 else ():
+                g = self._run(DeckBuilder(self.vote.fitted, f, main_known, side_known), f, generate_side,
+                              lambda fraction, message: None, nb=group_neighbours(nb, group.members))
+                groups.append((group.share, g[4], g[5]))
+        return (main, side), groups
+
+    def nearest_overlap(self, main: np.ndarray, fmt: int, candidates: int = 50) -> float:
+        """Coherence of a main deck: the share of its 60 cards (copies counted) that its nearest real deck of the
+        format holds, among the ``candidates`` decks most like it (IDF-weighted retrieval, no recency)."""
+        cards, counts = np.unique(np.asarray(main, dtype=np.int64), return_counts=True)
+        params = RetrievalParams(neighbours=candidates, beta=self.params.beta, tau_days=0.0,
+                                 occurrences=0.0)
+        nb, _ = self.index.neighbour_sets(cards, counts, int(fmt), None, params, wide=False)
+        if nb.rows.size == 0:
+            return 0.0
+        sub = self.index.main[nb.rows][:, cards].toarray()
+        return float(np.minimum(sub, counts[None, :]).sum(axis=1).max() / max(int(counts.sum()), 1))
 
 
 def shortlist_scores(model: torch.nn.Module, batch: dict[str, torch.Tensor], token_cards: np.ndarray,
