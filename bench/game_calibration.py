@@ -167,9 +167,10 @@ def read_games(path: Path = GAMES) -> list[dict]:
 def cmd_play(args) -> int:
     card_data = str(calibration_decks.card_data_path())
     done = {g["id"] for g in read_games()}
-    todo = [j for pair in zip(jobs("heldout", args.heldout), jobs("train", args.train)) for j in pair]
-    todo += jobs("heldout", args.heldout)[args.train:] + jobs("train", args.train)[args.heldout:]
-    todo = [j for j in todo if j["id"] not in done]
+    # both sides in step (a run cut short leaves both about as far along), the held-out side a little ahead
+    ranked = [(0.85 * i / args.heldout, j) for i, j in enumerate(jobs("heldout", args.heldout))]
+    ranked += [(i / args.train, j) for i, j in enumerate(jobs("train", args.train))]
+    todo = [j for _, j in sorted(ranked, key=lambda r: r[0]) if j["id"] not in done]
     print(f"{len(done)} games already played; {len(todo)} to play", flush=True)
     GAMES.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max(1, args.procs), initializer=_init, initargs=(card_data,)) as pool, \
