@@ -186,6 +186,233 @@ def cmd_play(args) -> int:
     return 0
 
 
+# --- report -------------------------------------------------------------------------------------------------
+
+SOURCES = ("value", "engine", "baseline", "value_retrained")
+LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squashed",
+          "baseline": "plain baseline (logistic: life, hand, board power)",
+          "value_retrained": "value model retrained on the varied training games"}
+BASELINE_FEATURES = ("me_life", "opp_life", "me_hand", "opp_hand", "me_power", "opp_power")
+COLOURS = {"value": "#1f77b4", "engine": "#ff7f0e", "baseline": "#7f7f7f", "value_retrained": "#2ca02c",
+           "shown": "#d62728"}
+
+
+def positions(games: list[dict]) -> dict:
+    """Arrays of the decided games' positions: x/xo (features, mean over copies), ev (engine, the deciding seat),
+    won, turn, game index."""
+    import numpy as np
+
+    x, xo, ev, won, turn, game = [], [], [], [], [], []
+    for gi, g in enumerate(games):
+        if g.get("winner") not in (0, 1):
+            continue
+        for pos in g["positions"]:
+            cs = pos["copies"]
+            x.append(np.mean([c["x"] for c in cs], axis=0))
+            xo.append(np.mean([c["xo"] for c in cs], axis=0))
+            ev.append(float(np.mean([c["ev"][0] for c in cs])))
+            won.append(int(pos["seat"] == g["winner"]))
+            turn.append(max(1, int(pos["turn"])))
+            game.append(gi)
+    return {"x": np.array(x), "xo": np.array(xo), "ev": np.array(ev), "won": np.array(won, dtype=float),
+            "turn": np.array(turn), "game": np.array(game)}
+
+
+def baseline_rows(x):
+    from gameplay.core.learning.value import FEATURES
+
+    return x[:, [FEATURES.index(f) for f in BASELINE_FEATURES]]
+
+
+def raw_estimates(data: dict, models: dict) -> dict:
+    """P(the deciding seat wins) by each source, uncalibrated."""
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+    from gameplay.core.search.evaluation import win_probability
+
+    out = {"engine": np.array([win_probability(v) for v in data["ev"]])}
+    w, b = models["baseline"]
+    out["baseline"] = cal.sigmoid(baseline_rows(data["x"]) @ w + b)
+    for name in ("value", "value_retrained"):
+        m = models.get(name)
+        if m is not None:
+            p, q = m.probability(data["x"]), m.probability(data["xo"])
+            out[name] = 0.5 * (p + 1.0 - q)
+    return out
+
+
+def fit_models(train: dict, games_seed: int = 0) -> dict:
+    """The baseline and the retrained value model, fitted on ``train`` positions (both seats' rows)."""
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+    from gameplay.core.learning import value
+
+    xb = np.vstack([baseline_rows(train["x"]), baseline_rows(train["xo"])])
+    yb = np.concatenate([train["won"], 1 - train["won"]])
+    models = {"baseline": cal.fit_logistic(xb, yb, l2=1e-3)}
+    rows = np.vstack([train["x"], train["xo"]])
+    models["value_retrained"] = value.fit(rows.tolist(), yb.astype(int).tolist(), hidden=(16,), epochs=300,
+                                          weight_decay=1e-2, groups=np.concatenate([train["game"]] * 2).tolist(),
+                                          seed=games_seed)
+    return models
+
+
+def subset(data: dict, mask) -> dict:
+    return {k: v[mask] for k, v in data.items()}
+
+
+def by_phase(p, data: dict) -> dict:
+    from gameplay.core.learning import calibration as cal
+
+    out = {"all": cal.scores(p, data["won"])}
+    phases = [cal.phase_of(int(t)) for t in data["turn"]]
+    for name, _, _ in cal.PHASES:
+        m = [ph == name for ph in phases]
+        if any(m):
+            out[name] = cal.scores(p[m], data["won"][m])
+    return out
+
+
+def report(args) -> int:
+    import datetime as dt
+
+    import numpy as np
+
+    from bench.harness.games import game_machine
+    from bench.harness.paths import RESULTS, command
+    from bench.harness.report import write_result
+    from gameplay.core.learning import calibration as cal
+    from gameplay.core.learning import value
+
+    cpu0 = time.process_time()
+    games = read_games(Path(args.games))
+    by_id = {g["id"]: g for g in games}  # a game played twice (a resumed run): the last record
+    games = sorted(by_id.values(), key=lambda g: g["id"])
+    train_games = [g for g in games if g["side"] == "train"]
+    held_games = [g for g in games if g["side"] == "heldout"]
+    train, held = positions(train_games), positions(held_games)
+    shipped = value.ValueModel.load(args.shipped or value.V1_WEIGHTS)
+    # choose the source and fit its map out of fold: two halves of the training games, each scored by what the
+    # other half fitted; the shown source is the one with the lowest out-of-fold Brier score once calibrated
+    fold = train["game"] % 2
+    oof = {name: np.zeros(len(train["won"])) for name in SOURCES}
+    for k in (0, 1):
+        a, b = subset(train, fold != k), subset(train, fold == k)
+        models = {"value": shipped, **fit_models(a, games_seed=k)}
+        pa, pb = raw_estimates(a, models), raw_estimates(b, models)
+        for name in SOURCES:
+            oof[name][fold == k] = cal.Calibrator.fit(pa[name], a["won"], a["turn"])(pb[name], b["turn"])
+    choice = {name: round(cal.brier(oof[name], train["won"]), 4) for name in SOURCES}
+    shown = min(choice, key=choice.get)
+    models = {"value": shipped, **fit_models(train)}
+    raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
+    maps = {name: cal.Calibrator.fit(raw_train[name], train["won"], train["turn"]) for name in SOURCES}
+    heldout = {}
+    for name in SOURCES:
+        heldout[name] = by_phase(raw_held[name], held)
+        heldout[name + "_calibrated"] = by_phase(maps[name](raw_held[name], held["turn"]), held)
+    shown_p = maps[shown](raw_held[shown], held["turn"])
+    heldout["shown"] = by_phase(shown_p, held)
+    base = heldout["baseline"]
+    targets = {}
+    for phase in ["all"] + [n for n, _, _ in cal.PHASES]:
+        s, b = heldout["shown"].get(phase), base.get(phase)
+        if s and b:
+            targets[phase] = {"ece": s["ece"], "ece_ok": s["ece"] <= 0.05, "brier": s["brier"],
+                              "baseline_brier": b["brier"],
+                              "brier_gain_vs_baseline": round(1 - s["brier"] / b["brier"], 4),
+                              "brier_ok": s["brier"] <= 0.9 * b["brier"]}
+    table = {}
+    for name in ("shown", *SOURCES, *(n + "_calibrated" for n in SOURCES)):
+        for phase, sc in heldout[name].items():
+            table[f"{name} · {phase}"] = {k: sc[k] for k in ("positions", "brier", "log_loss", "ece", "confident_wrong")}
+    cpu_games = [g["cpu_seconds"] for g in games]
+    out_model = None
+    if args.save_model:
+        chosen = models[shown] if shown in ("value", "value_retrained") else models["value_retrained"]
+        chosen.info = {**chosen.info, "calibration": maps[shown if shown in ("value", "value_retrained")
+                                                          else "value_retrained"].to_dict(),
+                       "trained_on": "bench/game_calibration.py training games (var/calibration/games.jsonl)"}
+        out_model = args.save_model
+    result = {
+        "bench": "game_calibration", "command": command("game_calibration"),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": game_machine(),
+        "games": {"train": len(train_games), "heldout": len(held_games),
+                  "heldout_decided": int(len({int(i) for i in held["game"]})),
+                  "train_positions": int(len(train["won"])), "heldout_positions": int(len(held["won"])),
+                  "cpu_seconds_total": round(sum(cpu_games), 1),
+                  "cpu_seconds_per_game": round(float(np.mean(cpu_games)), 1) if cpu_games else None,
+                  "record_cpu_seconds_per_game": round(float(np.mean([g["record_cpu_seconds"] for g in games])), 1)
+                  if games else None,
+                  "seats": [list(s) for s in SEATS],
+                  "heldout_decks": sorted({d for g in held_games for d in g["decks"]}),
+                  "train_decks": sorted({d for g in train_games for d in g["decks"]}),
+                  "errors": sum(bool(g.get("error")) for g in games)},
+        "shown": {"source": shown, "label": LABELS[shown], "chosen_by": "lowest out-of-fold Brier score (two halves "
+                  "of the training games) after a per-phase Platt map", "out_of_fold_brier": choice,
+                  "calibration": maps[shown].to_dict()},
+        "targets": targets, "table": table, "heldout": heldout,
+        "maps": {name: m.to_dict() for name, m in maps.items()},
+        "baseline": {"features": list(BASELINE_FEATURES), "weights": [round(float(v), 4) for v in models["baseline"][0]],
+                     "bias": round(models["baseline"][1], 4)},
+        "value_retrained": {k: models["value_retrained"].info.get(k) for k in ("rows", "valid_log_loss", "hidden",
+                                                                                "best_epoch")},
+        "report_cpu_seconds": round(time.process_time() - cpu0, 1),
+    }
+    write_result(result, RESULTS / "game_calibration.json", indent=1)
+    (RESULTS / "game_calibration.svg").write_text(svg(heldout), encoding="utf-8")
+    if out_model:
+        chosen.save(out_model)
+        print(f"saved the calibrated value model to {out_model}")
+    print(f"held-out: {len(held_games)} games, {len(held['won'])} positions; shown source {shown}")
+    for phase, t in targets.items():
+        print(f"  {phase:10s} ECE {t['ece']:.3f} ({'ok' if t['ece_ok'] else 'over 0.05'})  Brier {t['brier']:.4f} "
+              f"vs baseline {t['baseline_brier']:.4f} ({100 * t['brier_gain_vs_baseline']:+.1f}%)")
+    return 0
+
+
+def svg(heldout: dict) -> str:
+    """Reliability plot: per phase, mean estimate (x) against the share won (y) per bin, one line per source."""
+    from gameplay.core.learning import calibration as cal
+
+    size, pad, gap = 220, 34, 30
+    phases = [n for n, _, _ in cal.PHASES]
+    width = pad + len(phases) * (size + gap) + 170
+    height = size + 2 * pad + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             f'font-size="11"><rect width="100%" height="100%" fill="white"/>']
+    lines = ("shown", "value", "engine", "baseline")
+    for i, phase in enumerate(phases):
+        x0, y0 = pad + i * (size + gap), pad
+        parts.append(f'<rect x="{x0}" y="{y0}" width="{size}" height="{size}" fill="none" stroke="#999"/>')
+        parts.append(f'<line x1="{x0}" y1="{y0 + size}" x2="{x0 + size}" y2="{y0}" stroke="#ccc" '
+                     f'stroke-dasharray="4 3"/>')
+        n = heldout["shown"].get(phase, {}).get("positions", 0)
+        parts.append(f'<text x="{x0}" y="{y0 - 8}">{phase} ({n} positions)</text>')
+        parts.append(f'<text x="{x0 + size / 2 - 40}" y="{y0 + size + 16}">estimated P(win)</text>')
+        if i == 0:
+            parts.append(f'<text x="10" y="{y0 + size / 2}" transform="rotate(-90 10 {y0 + size / 2})">share '
+                         f'won</text>')
+        for name in lines:
+            bins = heldout.get(name, {}).get(phase, {}).get("reliability") or []
+            pts = " ".join(f"{x0 + b['mean_p'] * size:.1f},{y0 + (1 - b['won']) * size:.1f}" for b in bins)
+            if pts:
+                parts.append(f'<polyline points="{pts}" fill="none" stroke="{COLOURS[name]}" stroke-width="'
+                             f'{2.5 if name == "shown" else 1.3}"/>')
+                for b in bins:
+                    parts.append(f'<circle cx="{x0 + b["mean_p"] * size:.1f}" cy="{y0 + (1 - b["won"]) * size:.1f}" '
+                                 f'r="{1.5 + min(4.0, b["n"] ** 0.5 / 6):.1f}" fill="{COLOURS[name]}"/>')
+    lx = pad + len(phases) * (size + gap)
+    for k, name in enumerate(lines):
+        parts.append(f'<rect x="{lx}" y="{pad + 16 * k}" width="10" height="10" fill="{COLOURS[name]}"/>')
+        label = "shown estimate (calibrated)" if name == "shown" else name + " (raw)"
+        parts.append(f'<text x="{lx + 14}" y="{pad + 9 + 16 * k}">{label}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -196,11 +423,11 @@ def main(argv=None) -> int:
     p.add_argument("--copies", type=int, default=2, help="honest copies a position is recorded on")
     r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
     r.add_argument("--games", default=str(GAMES))
+    r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
+    r.add_argument("--save-model", default=None, help="write the calibrated value model here (safetensors)")
     args = ap.parse_args(argv)
     if args.cmd == "play":
         return cmd_play(args)
-    from bench.game_calibration_report import report
-
     return report(args)
 
 

@@ -35,11 +35,17 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
 from gameplay.core.engine.adapter import EngineError, determinize
+from gameplay.core.learning.calibration import Calibrator
 from gameplay.core.search.evaluation import win_probability
 
 FORMAT = "game-value-v1"
-# the shipped model (trained by ``manage.py models train game_value``); MTG_GAME_VALUE_WEIGHTS points elsewhere
-DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "weights" / "game_value.safetensors"
+# the shipped model, calibrated on varied held-out-style games (``bench/game_calibration.py``), registered on setup
+# as the first game_value version (ml/weights/manifest.json); MTG_GAME_VALUE_WEIGHTS points elsewhere
+DEFAULT_WEIGHTS = Path(__file__).resolve().parents[3] / "ml" / "weights" / "game_value.safetensors"
+# the first shipped model (sample-deck self-play only, uncalibrated): the bench's reference
+V1_WEIGHTS = DEFAULT_WEIGHTS.with_name("game_value_v1.safetensors")
+# the copies of a position disagree when their estimates span this much: the page says "uncertain"
+UNCERTAIN_SPREAD = 0.25
 EVASIVE = frozenset({"Flying", "Menace", "Shadow", "Fear", "Intimidate", "Skulk", "Horsemanship"})
 
 _SIDE = ("life", "poison", "hand", "library", "graveyard", "lands", "creatures", "power", "toughness",
@@ -177,6 +183,27 @@ class ValueModel:
         mine = features(state, seat, evaluation)
         return self.predict(mine, swap_sides(mine, evaluation_other))
 
+    @property
+    def calibration(self) -> Calibrator | None:
+        """The per-phase map fitted on training positions (``info["calibration"]``), None for an uncalibrated model."""
+        found = self.info.get("calibration")
+        if not found:
+            return None
+        try:
+            return Calibrator.from_dict(found)
+        except ValueError:
+            return None
+
+    def calibrated(self, p: float, turn: int) -> float:
+        """``p`` through the model's calibration map (``p`` itself when it has none)."""
+        cal = self.calibration
+        return p if cal is None else cal.one(p, turn)
+
+    def shown_probability(self, state: dict, seat: int, evaluation: float, evaluation_other: float) -> float:
+        """P(``seat`` wins) as a person is shown it: the model's estimate through its calibration map."""
+        turn = int(_num(state.get("state", state).get("turn_number")) or 1)
+        return self.calibrated(self.win_probability(state, seat, evaluation, evaluation_other), turn)
+
     # -- files -------------------------------------------------------------------------------
     def save(self, path: str | Path):
         tensors = {"mean": self.mean.astype(np.float32), "std": self.std.astype(np.float32)}
@@ -233,25 +260,41 @@ def model_at(path: str | Path) -> ValueModel:
     return _cached(str(path), mtime)
 
 
-def position_estimate(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> float | None:
+def spread(estimates: list[float]) -> dict:
+    """The estimate shown for copies of a position: their mean, lowest and highest, how many, and ``uncertain``
+    when they disagree (they span ``UNCERTAIN_SPREAD`` or more)."""
+    if not estimates:
+        raise ValueError("no estimates")
+    low, high = min(estimates), max(estimates)
+    return {"estimate": sum(estimates) / len(estimates), "low": low, "high": high, "copies": len(estimates),
+            "uncertain": high - low >= UNCERTAIN_SPREAD}
+
+
+def position_detail(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> dict | None:
     """P(``seat`` wins) of a position by the value model ``model()`` returns (the caller's: e.g.
-    ``gameplay.core.learning.active.value_model``), without peeking: the mean over
-    ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt
-    from what ``seat`` cannot see. None when no model is installed or the engine cannot load a copy.
-    About 40 ms a copy (the load dominates)."""
+    ``gameplay.core.learning.active.value_model``), calibrated (``ValueModel.shown_probability``), without peeking:
+    over ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt from
+    what ``seat`` cannot see, as :func:`spread` gives it (mean, lowest, highest, ``uncertain``). None when no
+    model is installed or the engine cannot load a copy. About 40 ms a copy (the load dominates)."""
     try:
         model = model()
     except ValueModelError:
         return None
-    total = 0.0
+    out = []
     try:
         for _ in range(max(1, determinizations)):
             copy = determinize(state, seat, rng)
             game = engine.load(copy)
-            total += model.win_probability(copy, seat, game.evaluate(seat), game.evaluate(1 - seat))
+            out.append(model.shown_probability(copy, seat, game.evaluate(seat), game.evaluate(1 - seat)))
     except (EngineError, ValueError, KeyError, TypeError):
         return None
-    return total / max(1, determinizations)
+    return {**spread(out), "calibrated": model.calibration is not None}
+
+
+def position_estimate(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> float | None:
+    """The mean of :func:`position_detail` (None as it)."""
+    found = position_detail(engine, state, seat, rng, model=model, determinizations=determinizations)
+    return None if found is None else found["estimate"]
 
 
 def score(model: ValueModel, rows: list[dict]) -> dict:
