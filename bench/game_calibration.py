@@ -63,10 +63,15 @@ class StretchPlayer:
 
 
 def make(spec: str, seed: int):
+    """The seat's player. The engine's AIs play on the real game (``!peek``): a third cheaper than deciding on
+    honest copies, and only the seats' play is affected (stronger, not what the site's opponent does); the
+    positions are still recorded without peeking (``record``). The ensemble votes on honest copies."""
     from gameplay.core.matches.players import make_player
 
     if spec.startswith("stretch:"):
-        return StretchPlayer(make_player("engine:" + spec.split(":", 1)[1], seed), seed)
+        return StretchPlayer(make_player("engine:" + spec.split(":", 1)[1] + "!peek", seed), seed)
+    if spec.startswith("engine:") and "!" not in spec:
+        spec += "!peek"
     return make_player(spec, seed)
 
 
@@ -97,17 +102,19 @@ def _init(card_data: str):
 
 
 def record(engine, game, seat: int, rng, copies: int) -> dict | None:
-    """The position from ``seat``'s side on ``copies`` honest copies (None when none loads)."""
+    """The position from ``seat``'s side on ``copies`` honest copies (hidden cards re-dealt from what ``seat``
+    cannot see; None when none can be dealt). The engine's evaluation is read on the real game: it reads no hidden
+    card (equal on the real game and on every re-dealt copy of 24 positions checked), and loading a copy would
+    cost twice the rest of the record."""
     from gameplay.core.engine.adapter import EngineError, determinize
     from gameplay.core.learning.value import features
 
     state = game.state()
+    ev = [game.evaluate(seat), game.evaluate(1 - seat)]
     out = []
     for _ in range(copies):
         try:
             copy = determinize(state, seat, rng)
-            g = engine.load(copy)
-            ev = [g.evaluate(seat), g.evaluate(1 - seat)]
             out.append({"x": [round(v, 5) for v in features(copy, seat, ev[0])],
                         "xo": [round(v, 5) for v in features(copy, 1 - seat, ev[1])], "ev": ev})
         except (EngineError, ValueError, KeyError, TypeError):
