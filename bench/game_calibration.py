@@ -336,13 +336,16 @@ def report(args) -> int:
         for phase, sc in heldout[name].items():
             table[f"{name} · {phase}"] = {k: sc[k] for k in ("positions", "brier", "log_loss", "ece", "confident_wrong")}
     cpu_games = [g["cpu_seconds"] for g in games]
-    out_model = None
-    if args.save_model:
-        chosen = models[shown] if shown in ("value", "value_retrained") else models["value_retrained"]
-        chosen.info = {**chosen.info, "calibration": maps[shown if shown in ("value", "value_retrained")
-                                                          else "value_retrained"].to_dict(),
-                       "trained_on": "bench/game_calibration.py training games (var/calibration/games.jsonl)"}
-        out_model = args.save_model
+    # the shipped file: the MLP the search's learned leaf uses (the retrained one only where it is the shown
+    # source) with what the page shows in its metadata: the source, the baseline's weights, the calibration map
+    mlp = models["value_retrained"] if shown == "value_retrained" else shipped
+    ship_info = {k: v for k, v in mlp.info.items() if k not in ("calibration", "shown")}
+    ship_info["calibration"] = maps[shown].to_dict()
+    ship_info["shown"] = {"source": "value" if shown == "value_retrained" else shown,
+                          "features": list(BASELINE_FEATURES),
+                          "weights": [round(float(v), 6) for v in models["baseline"][0]],
+                          "bias": round(float(models["baseline"][1]), 6),
+                          "chosen_by": "bench/game_calibration.py (lowest out-of-fold Brier on its training games)"}
     result = {
         "bench": "game_calibration", "command": command("game_calibration"),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": game_machine(),
@@ -370,14 +373,58 @@ def report(args) -> int:
     }
     write_result(result, RESULTS / "game_calibration.json", indent=1)
     (RESULTS / "game_calibration.svg").write_text(svg(heldout), encoding="utf-8")
-    if out_model:
-        chosen.save(out_model)
-        print(f"saved the calibrated value model to {out_model}")
+    if args.ship:
+        ship(value.ValueModel(mlp.layers, mlp.mean, mlp.std, ship_info), result)
     print(f"held-out: {len(held_games)} games, {len(held['won'])} positions; shown source {shown}")
     for phase, t in targets.items():
         print(f"  {phase:10s} ECE {t['ece']:.3f} ({'ok' if t['ece_ok'] else 'over 0.05'})  Brier {t['brier']:.4f} "
               f"vs baseline {t['baseline_brier']:.4f} ({100 * t['brier_gain_vs_baseline']:+.1f}%)")
     return 0
+
+
+def manifest_metrics(result: dict) -> dict:
+    """The registered version's metrics: the shown estimate's calibration on the held-out games, per phase (the
+    expected calibration error, the Brier score) beside the plain baseline's Brier score."""
+    shown, base = result["heldout"]["shown"], result["heldout"]["baseline"]
+    out = {"heldout_games": result["games"]["heldout"], "heldout_positions": result["games"]["heldout_positions"]}
+    for phase, sc in shown.items():
+        key = phase.replace("turns ", "turns_").replace("-", "_").replace("+", "_plus")
+        out[f"ece_{key}"] = sc["ece"]
+        out[f"brier_{key}"] = sc["brier"]
+    out["baseline_brier_all"] = base["all"]["brier"]
+    return {"calibration": out}
+
+
+def ship(model, result: dict) -> None:
+    """Write the calibrated model to ml/weights/game_value.safetensors and its manifest entry (kept beside the
+    other kinds' entries), so ``manage.py register_models`` registers it as the first game_value version."""
+    import hashlib
+
+    from gameplay.core.learning import value
+
+    path = value.DEFAULT_WEIGHTS
+    model.save(path)
+    manifest = path.parent / "manifest.json"
+    entries = [e for e in json.loads(manifest.read_text()) if e["kind"] != "game_value"]
+    hidden = [int(w.shape[0]) for w, _ in model.layers[:-1]]
+    t = result["targets"]
+    notes = (f"Game value model, calibrated · shown estimate: {result['shown']['label']} · held-out "
+             f"{result['games']['heldout']} games, {result['games']['heldout_positions']} positions (decks outside "
+             f"the sample pool, mixed-strength seats) · ECE " + " / ".join(
+                 f"{t[p]['ece']:.3f}" for p in t if p != "all") + " (turns 1-3 / 4-7 / 8+) · Brier "
+             f"{t['all']['brier']:.3f} against the plain baseline's {t['all']['baseline_brier']:.3f}")
+    entries.append({"kind": "game_value", "scope": "", "file": path.name,
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                    "config": {"format": value.FORMAT, "hidden": hidden, "features": len(value.FEATURES)},
+                    "metrics": manifest_metrics(result),
+                    "data_snapshot": {"bench": "bench/results/game_calibration.json",
+                                      "trained_on": model.info.get("games") and
+                                      f"{model.info.get('games')} self-play games (sample decks)",
+                                      "calibrated_on": f"{result['games']['train']} training games of "
+                                                       f"bench/game_calibration.py"},
+                    "notes": notes})
+    manifest.write_text(json.dumps(sorted(entries, key=lambda e: (e["kind"], e["scope"])), indent=1, sort_keys=True))
+    print(f"shipped {path} and its manifest entry")
 
 
 def svg(heldout: dict) -> str:
@@ -431,7 +478,8 @@ def main(argv=None) -> int:
     r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
     r.add_argument("--games", default=str(GAMES))
     r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
-    r.add_argument("--save-model", default=None, help="write the calibrated value model here (safetensors)")
+    r.add_argument("--ship", action="store_true", help="write the calibrated model to ml/weights/game_value.safetensors "
+                   "and its entry in ml/weights/manifest.json (registered on setup: manage.py register_models)")
     args = ap.parse_args(argv)
     if args.cmd == "play":
         return cmd_play(args)

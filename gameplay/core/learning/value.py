@@ -199,10 +199,33 @@ class ValueModel:
         cal = self.calibration
         return p if cal is None else cal.one(p, turn)
 
+    @property
+    def shown_source(self) -> str:
+        """What the page's estimate is made of (``info["shown"]["source"]``, chosen by ``bench/game_calibration.py``
+        as the best calibrated on its training games): ``value`` (this model, the default), ``engine`` (the
+        engine's evaluation, squashed) or ``baseline`` (a logistic regression on life, hand and board power,
+        its weights in ``info["shown"]``); each through the calibration map."""
+        source = (self.info.get("shown") or {}).get("source") or "value"
+        return source if source in ("value", "engine", "baseline") else "value"
+
+    def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float) -> float:
+        """The shown source's P(win) before calibration (``mine``/``theirs``: the position from each side)."""
+        source = self.shown_source
+        if source == "engine":
+            return win_probability(evaluation)
+        if source == "baseline":
+            spec = self.info["shown"]
+            idx = [FEATURES.index(f) for f in spec["features"]]
+            z = sum(w * mine[i] for w, i in zip(spec["weights"], idx)) + spec["bias"]
+            return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        return self.predict(mine, theirs)
+
     def shown_probability(self, state: dict, seat: int, evaluation: float, evaluation_other: float) -> float:
-        """P(``seat`` wins) as a person is shown it: the model's estimate through its calibration map."""
+        """P(``seat`` wins) as a person is shown it: the shown source's estimate through the calibration map."""
         turn = int(_num(state.get("state", state).get("turn_number")) or 1)
-        return self.calibrated(self.win_probability(state, seat, evaluation, evaluation_other), turn)
+        mine = features(state, seat, evaluation)
+        raw = self.raw_shown(mine, swap_sides(mine, evaluation_other), evaluation)
+        return self.calibrated(raw, turn)
 
     # -- files -------------------------------------------------------------------------------
     def save(self, path: str | Path):
