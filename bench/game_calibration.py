@@ -349,7 +349,7 @@ def report(args) -> int:
     result = {
         "bench": "game_calibration", "command": command("game_calibration"),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": game_machine(),
-        "games": {"train": len(train_games), "heldout": len(held_games),
+        "data": {"train": len(train_games), "heldout": len(held_games),
                   "heldout_decided": int(len({int(i) for i in held["game"]})),
                   "train_positions": int(len(train["won"])), "heldout_positions": int(len(held["won"])),
                   "cpu_seconds_total": round(sum(cpu_games), 1),
@@ -386,7 +386,7 @@ def manifest_metrics(result: dict) -> dict:
     """The registered version's metrics: the shown estimate's calibration on the held-out games, per phase (the
     expected calibration error, the Brier score) beside the plain baseline's Brier score."""
     shown, base = result["heldout"]["shown"], result["heldout"]["baseline"]
-    out = {"heldout_games": result["games"]["heldout"], "heldout_positions": result["games"]["heldout_positions"]}
+    out = {"heldout_games": result["data"]["heldout"], "heldout_positions": result["data"]["heldout_positions"]}
     for phase, sc in shown.items():
         key = phase.replace("turns ", "turns_").replace("-", "_").replace("+", "_plus")
         out[f"ece_{key}"] = sc["ece"]
@@ -409,7 +409,7 @@ def ship(model, result: dict) -> None:
     hidden = [int(w.shape[0]) for w, _ in model.layers[:-1]]
     t = result["targets"]
     notes = (f"Game value model, calibrated · shown estimate: {result['shown']['label']} · held-out "
-             f"{result['games']['heldout']} games, {result['games']['heldout_positions']} positions (decks outside "
+             f"{result['data']['heldout']} games, {result['data']['heldout_positions']} positions (decks outside "
              f"the sample pool, mixed-strength seats) · ECE " + " / ".join(
                  f"{t[p]['ece']:.3f}" for p in t if p != "all") + " (turns 1-3 / 4-7 / 8+) · Brier "
              f"{t['all']['brier']:.3f} against the plain baseline's {t['all']['baseline_brier']:.3f}")
@@ -420,7 +420,7 @@ def ship(model, result: dict) -> None:
                     "data_snapshot": {"bench": "bench/results/game_calibration.json",
                                       "trained_on": model.info.get("games") and
                                       f"{model.info.get('games')} self-play games (sample decks)",
-                                      "calibrated_on": f"{result['games']['train']} training games of "
+                                      "calibrated_on": f"{result['data']['train']} training games of "
                                                        f"bench/game_calibration.py"},
                     "notes": notes})
     manifest.write_text(json.dumps(sorted(entries, key=lambda e: (e["kind"], e["scope"])), indent=1, sort_keys=True))
