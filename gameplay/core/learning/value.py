@@ -17,6 +17,11 @@ This module holds the learned way to score a leaf (``SearchConfig.leaf == "learn
   its metadata. ``predict`` is antisymmetric by construction: it averages the model's view from
   ``seat`` with one minus its view from the opponent, so both seats' estimates sum to one.
 
+The page shows ``shown_probability``: the source ``bench/game_calibration.py`` found best calibrated (this model,
+the engine's squashed evaluation or a plain logistic baseline, ``info["shown"]``) through a per-phase calibration
+map fitted on varied training games (``info["calibration"]``, ``gameplay.core.learning.calibration``), over honest
+copies with its spread (``position_detail``: "uncertain" when the copies disagree).
+
 Trained on self-play positions (``gameplay.core.matches.selfplay``) by ``manage.py models train game_value``
 (``gameplay/training/value.py``); measured against the static evaluation and rollouts by
 ``bench/eval_quality.py``. Which version is in use the shell says (``gameplay.core.learning.active``).
