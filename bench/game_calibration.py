@@ -195,13 +195,15 @@ def cmd_play(args) -> int:
 
 # --- report -------------------------------------------------------------------------------------------------
 
-SOURCES = ("value", "engine", "baseline", "value_retrained")
+SOURCES = ("value", "engine", "baseline", "value_retrained", "blend")
 LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squashed",
           "baseline": "plain baseline (logistic: life, hand, board power)",
-          "value_retrained": "value model retrained on the varied training games"}
+          "value_retrained": "value model retrained on the varied training games",
+          "blend": "per phase, a logistic regression over the value model's and the engine's logits and the "
+                   "baseline's inputs"}
 BASELINE_FEATURES = ("me_life", "opp_life", "me_hand", "opp_hand", "me_power", "opp_power")
 COLOURS = {"value": "#1f77b4", "engine": "#ff7f0e", "baseline": "#7f7f7f", "value_retrained": "#2ca02c",
-           "shown": "#d62728"}
+           "blend": "#9467bd", "shown": "#d62728"}
 
 
 def positions(games: list[dict]) -> dict:
@@ -246,10 +248,42 @@ def raw_estimates(data: dict, models: dict) -> dict:
         if m is not None:
             p, q = m.probability(data["x"]), m.probability(data["xo"])
             out[name] = 0.5 * (p + 1.0 - q)
+    if "blend" in models:
+        z = blend_inputs(data, out)
+        phases = np.array([cal.phase_of(int(t)) for t in data["turn"]])
+        p = np.full(len(z), 0.5)
+        for phase, (w, b) in models["blend"].items():
+            m = phases == phase
+            p[m] = cal.sigmoid(z[m] @ w + b)
+        out["blend"] = p
     return out
 
 
-def fit_models(train: dict, games_seed: int = 0) -> dict:
+def blend_inputs(data: dict, raw: dict):
+    """The blend's inputs: logit(value model), logit(engine), the baseline's inputs (``value.raw_shown``'s order)."""
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+
+    return np.column_stack([cal.logit(raw["value"]), cal.logit(raw["engine"]), baseline_rows(data["x"])])
+
+
+def fit_blend(data: dict, raw: dict) -> dict:
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+
+    z = blend_inputs(data, raw)
+    phases = np.array([cal.phase_of(int(t)) for t in data["turn"]])
+    out = {}
+    for phase, _, _ in cal.PHASES:
+        m = phases == phase
+        if m.sum() >= 20:
+            out[phase] = cal.fit_logistic(z[m], data["won"][m], l2=1e-2)
+    return out
+
+
+def fit_models(train: dict, shipped, games_seed: int = 0) -> dict:
     """The baseline and the retrained value model, fitted on ``train`` positions (both seats' rows)."""
     import numpy as np
 
@@ -260,6 +294,8 @@ def fit_models(train: dict, games_seed: int = 0) -> dict:
     yb = np.concatenate([train["won"], 1 - train["won"]])
     models = {"baseline": cal.fit_logistic(xb, yb, l2=1e-3)}
     rows = np.vstack([train["x"], train["xo"]])
+    models["value"] = shipped
+    models["blend"] = fit_blend(train, raw_estimates(train, models))
     models["value_retrained"] = value.fit(rows.tolist(), yb.astype(int).tolist(), hidden=(16,), epochs=300,
                                           weight_decay=1e-2, groups=np.concatenate([train["game"]] * 2).tolist(),
                                           seed=games_seed)
@@ -307,13 +343,13 @@ def report(args) -> int:
     oof = {name: np.zeros(len(train["won"])) for name in SOURCES}
     for k in (0, 1):
         a, b = subset(train, fold != k), subset(train, fold == k)
-        models = {"value": shipped, **fit_models(a, games_seed=k)}
+        models = fit_models(a, shipped, games_seed=k)
         pa, pb = raw_estimates(a, models), raw_estimates(b, models)
         for name in SOURCES:
             oof[name][fold == k] = cal.Calibrator.fit(pa[name], a["won"], a["turn"])(pb[name], b["turn"])
     choice = {name: round(cal.brier(oof[name], train["won"]), 4) for name in SOURCES}
     shown = min(choice, key=choice.get)
-    models = {"value": shipped, **fit_models(train)}
+    models = fit_models(train, shipped)
     raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
     maps = {name: cal.Calibrator.fit(raw_train[name], train["won"], train["turn"]) for name in SOURCES}
     heldout = {}
@@ -345,6 +381,8 @@ def report(args) -> int:
                           "features": list(BASELINE_FEATURES),
                           "weights": [round(float(v), 6) for v in models["baseline"][0]],
                           "bias": round(float(models["baseline"][1]), 6),
+                          "blend": {ph: {"weights": [round(float(v), 6) for v in w], "bias": round(float(b), 6)}
+                                    for ph, (w, b) in models["blend"].items()},
                           "chosen_by": "bench/game_calibration.py (lowest out-of-fold Brier on its training games)"}
     result = {
         "bench": "game_calibration", "command": command("game_calibration"),

@@ -40,7 +40,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
 from gameplay.core.engine.adapter import EngineError, determinize
-from gameplay.core.learning.calibration import Calibrator
+from gameplay.core.learning.calibration import Calibrator, logit, phase_of
 from gameplay.core.search.evaluation import win_probability
 
 FORMAT = "game-value-v1"
@@ -208,28 +208,34 @@ class ValueModel:
     def shown_source(self) -> str:
         """What the page's estimate is made of (``info["shown"]["source"]``, chosen by ``bench/game_calibration.py``
         as the best calibrated on its training games): ``value`` (this model, the default), ``engine`` (the
-        engine's evaluation, squashed) or ``baseline`` (a logistic regression on life, hand and board power,
-        its weights in ``info["shown"]``); each through the calibration map."""
+        engine's evaluation, squashed), ``baseline`` (a logistic regression on life, hand and board power, its
+        weights in ``info["shown"]``) or ``blend`` (per phase, a logistic regression over the first two's logits
+        and the baseline's inputs); each through the calibration map."""
         source = (self.info.get("shown") or {}).get("source") or "value"
-        return source if source in ("value", "engine", "baseline") else "value"
+        return source if source in ("value", "engine", "baseline", "blend") else "value"
 
-    def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float) -> float:
+    def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float, turn: int = 1) -> float:
         """The shown source's P(win) before calibration (``mine``/``theirs``: the position from each side)."""
         source = self.shown_source
         if source == "engine":
             return win_probability(evaluation)
+        spec = self.info.get("shown") or {}
         if source == "baseline":
-            spec = self.info["shown"]
             idx = [FEATURES.index(f) for f in spec["features"]]
-            z = sum(w * mine[i] for w, i in zip(spec["weights"], idx)) + spec["bias"]
-            return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+            return _sigmoid(sum(w * mine[i] for w, i in zip(spec["weights"], idx)) + spec["bias"])
+        if source == "blend":  # per phase: logistic over logit(this model), logit(the engine), the baseline's inputs
+            part = spec["blend"][phase_of(turn)]
+            idx = [FEATURES.index(f) for f in spec["features"]]
+            inputs = [float(logit(self.predict(mine, theirs))), float(logit(win_probability(evaluation)))]
+            inputs += [mine[i] for i in idx]
+            return _sigmoid(sum(w * v for w, v in zip(part["weights"], inputs)) + part["bias"])
         return self.predict(mine, theirs)
 
     def shown_probability(self, state: dict, seat: int, evaluation: float, evaluation_other: float) -> float:
         """P(``seat`` wins) as a person is shown it: the shown source's estimate through the calibration map."""
         turn = int(_num(state.get("state", state).get("turn_number")) or 1)
         mine = features(state, seat, evaluation)
-        raw = self.raw_shown(mine, swap_sides(mine, evaluation_other), evaluation)
+        raw = self.raw_shown(mine, swap_sides(mine, evaluation_other), evaluation, turn)
         return self.calibrated(raw, turn)
 
     # -- files -------------------------------------------------------------------------------
@@ -271,6 +277,10 @@ class ValueModel:
         if not (finite and np.all(std > 0)):
             raise ValueModelError(f"{path.name} holds non-finite or zero-scale weights")
         return cls(layers, mean.astype(np.float64), std.astype(np.float64), info)
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
 @functools.lru_cache(maxsize=4)
