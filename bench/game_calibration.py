@@ -37,9 +37,13 @@ from bench.harness.paths import ROOT
 
 GAMES = ROOT / "var" / "calibration" / "games.jsonl"
 # (seat 0, seat 1) of game i is SEATS[i % len(SEATS)], swapped on odd rounds
-SEATS = (("engine:VeryHard", "engine:Easy"), ("ensemble:VeryHard:2", "engine:Medium"),
-         ("stretch:VeryHard", "engine:Medium"), ("engine:Medium", "engine:Medium"),
-         ("engine:Hard", "stretch:Easy"), ("engine:VeryHard", "engine:Medium"))
+# (CPU per game on the shared machine: VeryHard against Easy about 30 s, Medium against Medium 20 s, a random
+# stretch 50 s, a 2-copy ensemble about 100 s: it decides on honest copies, each a load, so it plays one game in 12)
+SEATS = (("engine:VeryHard", "engine:Easy"), ("engine:Medium", "engine:Medium"), ("stretch:Medium", "engine:Easy"),
+         ("engine:Hard", "engine:Medium"), ("engine:Easy", "engine:Medium"), ("stretch:Hard", "engine:Medium"),
+         ("ensemble:VeryHard:2", "engine:Medium"), ("engine:Medium", "engine:Easy"),
+         ("engine:Hard", "stretch:Easy"), ("engine:VeryHard", "engine:Medium"), ("engine:Easy", "engine:Hard"),
+         ("stretch:VeryHard", "engine:Medium"))
 SEED = {"train": 81000, "heldout": 91000}
 
 
