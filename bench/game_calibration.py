@@ -398,7 +398,11 @@ def report(args) -> int:
                   "cpu_seconds_per_game": round(float(np.mean(cpu_games)), 1) if cpu_games else None,
                   "record_cpu_seconds_per_game": round(float(np.mean([g["record_cpu_seconds"] for g in games])), 1)
                   if games else None,
-                  "seats": [list(s) for s in SEATS],
+                  "heldout_seats": {" vs ".join(k): v for k, v in sorted(
+                      __import__("collections").Counter(tuple(g["seats"]) for g in held_games).items())},
+                  "heldout_cpu_seconds_by_seats": {" vs ".join(k): round(float(np.mean(
+                      [g["cpu_seconds"] for g in held_games if tuple(g["seats"]) == k])), 1)
+                      for k in sorted({tuple(g["seats"]) for g in held_games})},
                   "heldout_decks": sorted({d for g in held_games for d in g["decks"]}),
                   "train_decks": sorted({d for g in train_games for d in g["decks"]}),
                   "errors": sum(bool(g.get("error")) for g in games)},
