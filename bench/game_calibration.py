@@ -23,6 +23,7 @@ bench/results/game_calibration.json (+ .md) and the reliability plot bench/resul
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import json
 import os
 import random
@@ -399,7 +400,7 @@ def report(args) -> int:
                   "record_cpu_seconds_per_game": round(float(np.mean([g["record_cpu_seconds"] for g in games])), 1)
                   if games else None,
                   "heldout_seats": {" vs ".join(k): v for k, v in sorted(
-                      __import__("collections").Counter(tuple(g["seats"]) for g in held_games).items())},
+                      Counter(tuple(g["seats"]) for g in held_games).items())},
                   "heldout_cpu_seconds_by_seats": {" vs ".join(k): round(float(np.mean(
                       [g["cpu_seconds"] for g in held_games if tuple(g["seats"]) == k])), 1)
                       for k in sorted({tuple(g["seats"]) for g in held_games})},
