@@ -301,6 +301,8 @@ def fit_models(train: dict, shipped, games_seed: int = 0) -> dict:
     rows = np.vstack([train["x"], train["xo"]])
     models["value"] = shipped
     models["blend"] = fit_blend(train, raw_estimates(train, models))
+    if len(set(train["game"].tolist())) < 4:  # too few games to hold some out while fitting
+        return models
     models["value_retrained"] = value.fit(rows.tolist(), yb.astype(int).tolist(), hidden=(16,), epochs=300,
                                           weight_decay=1e-2, groups=np.concatenate([train["game"]] * 2).tolist(),
                                           seed=games_seed)
@@ -351,14 +353,20 @@ def report(args) -> int:
         models = fit_models(a, shipped, games_seed=k)
         pa, pb = raw_estimates(a, models), raw_estimates(b, models)
         for name in SOURCES:
+            if name not in pa:  # (a source a half could not fit scores as a coin)
+                oof[name][fold == k] = 0.5
+                continue
             oof[name][fold == k] = cal.Calibrator.fit(pa[name], a["won"], a["turn"])(pb[name], b["turn"])
     choice = {name: round(cal.brier(oof[name], train["won"]), 4) for name in SOURCES}
     shown = min(choice, key=choice.get)
     models = fit_models(train, shipped)
     raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
-    maps = {name: cal.Calibrator.fit(raw_train[name], train["won"], train["turn"]) for name in SOURCES}
+    sources = [name for name in SOURCES if name in raw_train]
+    choice = {name: b for name, b in choice.items() if name in sources}
+    shown = min(choice, key=choice.get)
+    maps = {name: cal.Calibrator.fit(raw_train[name], train["won"], train["turn"]) for name in sources}
     heldout = {}
-    for name in SOURCES:
+    for name in sources:
         heldout[name] = by_phase(raw_held[name], held)
         heldout[name + "_calibrated"] = by_phase(maps[name](raw_held[name], held["turn"]), held)
     shown_p = maps[shown](raw_held[shown], held["turn"])
@@ -373,7 +381,7 @@ def report(args) -> int:
                               "brier_gain_vs_baseline": round(1 - s["brier"] / b["brier"], 4),
                               "brier_ok": s["brier"] <= 0.9 * b["brier"]}
     table = {}
-    for name in ("shown", *SOURCES, *(n + "_calibrated" for n in SOURCES)):
+    for name in ("shown", *sources, *(n + "_calibrated" for n in sources)):
         for phase, sc in heldout[name].items():
             table[f"{name} · {phase}"] = {k: sc[k] for k in ("positions", "brier", "log_loss", "ece", "confident_wrong")}
     cpu_games = [g["cpu_seconds"] for g in games]
@@ -414,7 +422,7 @@ def report(args) -> int:
         "maps": {name: m.to_dict() for name, m in maps.items()},
         "baseline": {"features": list(BASELINE_FEATURES), "weights": [round(float(v), 4) for v in models["baseline"][0]],
                      "bias": round(models["baseline"][1], 4)},
-        "value_retrained": {k: models["value_retrained"].info.get(k) for k in ("rows", "valid_log_loss", "hidden",
+        "value_retrained": {k: (models["value_retrained"].info.get(k) if "value_retrained" in models else None) for k in ("rows", "valid_log_loss", "hidden",
                                                                                 "best_epoch")},
         "report_cpu_seconds": round(time.process_time() - cpu0, 1),
     }
