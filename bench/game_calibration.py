@@ -183,6 +183,8 @@ def cmd_play(args) -> int:
     ranked = [(0.85 * i / args.heldout, j) for i, j in enumerate(jobs("heldout", args.heldout))]
     ranked += [(i / args.train, j) for i, j in enumerate(jobs("train", args.train))]
     todo = [j for _, j in sorted(ranked, key=lambda r: r[0]) if j["id"] not in done]
+    if args.reverse:  # a second run beside the first one, from the other end (the report keeps one record an id)
+        todo.reverse()
     print(f"{len(done)} games already played; {len(todo)} to play", flush=True)
     GAMES.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max(1, args.procs), initializer=_init, initargs=(card_data,)) as pool, \
@@ -530,6 +532,7 @@ def main(argv=None) -> int:
     p.add_argument("--heldout", type=int, default=70)
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--copies", type=int, default=2, help="honest copies a position is recorded on")
+    p.add_argument("--reverse", action="store_true", help="play the list from its end (a second run beside one)")
     r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
     r.add_argument("--games", default=str(GAMES))
     r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
