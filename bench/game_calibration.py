@@ -346,11 +346,12 @@ def report(args) -> int:
     held_games = [g for g in games if g["side"] == "heldout"]
     train, held = positions(train_games), positions(held_games)
     shipped = value.ValueModel.load(args.shipped or value.V1_WEIGHTS)
-    # choose the source and fit its map out of fold: two halves of the training games, each scored by what the
-    # other half fitted; the shown source is the one with the lowest out-of-fold Brier score once calibrated
-    fold = train["game"] % 2
+    # choose the source and fit its map out of fold: up to five folds of the training games, each scored by what
+    # the others fitted; the shown source is the one with the lowest out-of-fold Brier score once calibrated
+    folds = max(2, min(5, len(set(train["game"].tolist())) // 3))
+    fold = train["game"] % folds
     oof = {name: np.zeros(len(train["won"])) for name in SOURCES}
-    for k in (0, 1):
+    for k in range(folds):
         a, b = subset(train, fold != k), subset(train, fold == k)
         models = fit_models(a, shipped, games_seed=k)
         pa, pb = raw_estimates(a, models), raw_estimates(b, models)
@@ -417,8 +418,8 @@ def report(args) -> int:
                   "heldout_decks": sorted({d for g in held_games for d in g["decks"]}),
                   "train_decks": sorted({d for g in train_games for d in g["decks"]}),
                   "errors": sum(bool(g.get("error")) for g in games)},
-        "shown": {"source": shown, "label": LABELS[shown], "chosen_by": "lowest out-of-fold Brier score (two halves "
-                  "of the training games) after a per-phase Platt map", "out_of_fold_brier": choice,
+        "shown": {"source": shown, "label": LABELS[shown], "chosen_by": f"lowest out-of-fold Brier score ({folds} folds "
+                  "of the training games, by game) after a per-phase Platt map", "out_of_fold_brier": choice,
                   "calibration": maps[shown].to_dict()},
         "targets": targets, "table": table, "heldout": heldout,
         "maps": {name: m.to_dict() for name, m in maps.items()},
