@@ -351,6 +351,7 @@ def report(args) -> int:
     folds = max(2, min(5, len(set(train["game"].tolist())) // 3))
     fold = train["game"] % folds
     oof = {name: np.zeros(len(train["won"])) for name in SOURCES}
+    oof_raw = {name: np.full(len(train["won"]), 0.5) for name in SOURCES}  # each fold's fitted sources, raw
     for k in range(folds):
         a, b = subset(train, fold != k), subset(train, fold == k)
         models = fit_models(a, shipped, games_seed=k)
@@ -360,6 +361,7 @@ def report(args) -> int:
                 oof[name][fold == k] = 0.5
                 continue
             oof[name][fold == k] = cal.Calibrator.fit(pa[name], a["won"], a["turn"])(pb[name], b["turn"])
+            oof_raw[name][fold == k] = pb[name]
     choice = {name: round(cal.brier(oof[name], train["won"]), 4) for name in SOURCES}
     shown = min(choice, key=choice.get)
     models = fit_models(train, shipped)
@@ -367,7 +369,9 @@ def report(args) -> int:
     sources = [name for name in SOURCES if name in raw_train]
     choice = {name: b for name, b in choice.items() if name in sources}
     shown = min(choice, key=choice.get)
-    maps = {name: cal.Calibrator.fit(raw_train[name], train["won"], train["turn"]) for name in sources}
+    # each map is fitted on estimates of positions its source was not fitted on: the out-of-fold ones (a source
+    # fitted in-sample looks surer than it is, and a map fitted on that would sharpen it further)
+    maps = {name: cal.Calibrator.fit(oof_raw[name], train["won"], train["turn"]) for name in sources}
     heldout = {}
     for name in sources:
         heldout[name] = by_phase(raw_held[name], held)
