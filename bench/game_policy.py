@@ -10,7 +10,7 @@ every ordered pair in turn). For every real decision (more than one distinct act
   trivial baseline: the first offered action of the kind VeryHard chose most often in the training games;
 - **value**: the Brier score of P(the deciding seat wins) against the game's winner, beside 0.5, the engine's
   evaluation squashed as the search does (``value.win_probability``) and the current 36-feature value model
-  (``gameplay/weights/game_value.safetensors``) on the same positions.
+  (``ml/weights/game_value.safetensors``) on the same positions.
 
 ``--strength N`` adds a small strength comparison on the same seeds (5000 + i, the ordered deck pairs in turn,
 seat 0 ours, seat 1 the engine's VeryHard): ``search:default`` with the network, the same level without it,

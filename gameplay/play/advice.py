@@ -21,7 +21,7 @@ from django.db import DatabaseError
 
 from gameplay.core.search import advisor
 from gameplay.core.learning import active
-from gameplay.core.learning.value import ValueModelError, position_estimate
+from gameplay.core.learning.value import ValueModelError, position_detail, spread
 from gameplay.core.engine.adapter import BadState, EngineError, EnginePanic, determinize
 from gameplay.core.search.algorithms import ALGORITHMS
 from gameplay.core.search.base import Budget
@@ -149,8 +149,8 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
     keys = {a.key for a in legal}
     head.update(level=chosen.level, algorithm=_algorithm_name(chosen),
                 budget={"seconds": budget.seconds, "simulations": budget.simulations},
-                position_estimate=None if chosen.kind == "vote" else  # a vote estimates it on its own copies
-                _position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value")))
+                **(_spread_fields(None) | {"position_estimate": None} if chosen.kind == "vote" else  # on its copies
+                   _position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value"))))
     last = [0.0]
 
     def on_progress(rec):
@@ -211,24 +211,38 @@ def _rec_dict(rec, head: dict, keys, names=None, seat=None) -> dict:
     head's ``position_estimate`` (the other levels' is computed before the search)."""
     vote = (rec.stats or {}).get("vote") or {}
     if vote.get("position_by") == "value model":
-        head["position_estimate"] = round(float(vote["position"]), 4)
+        low, high = vote.get("position_low"), vote.get("position_high")
+        found = spread([float(low), float(high)]) if low is not None and high is not None else None
+        head.update(position_estimate=round(float(vote["position"]), 4),
+                    **_spread_fields(found, vote.get("position_copies")))
     return recommendation_dict(rec, keys, names, seat, head.get("position_estimate"))
 
 
 def _position_model():
-    """The value model's P(win) of a copy, for a vote to estimate the position on its own copies (None: no model)."""
+    """The value model's P(win) of a copy as a person is shown it (calibrated), for a vote to estimate the position
+    on its own copies (None: no model)."""
     try:
         model = active.value_model()
     except ValueModelError:
         return None
-    return model.win_probability
+    return model.shown_probability
 
 
-def _position_estimate(engine, state, seat, rng) -> float | None:
-    """The learned value model's P(win) of the position for ``seat``, on re-dealt copies (never the
-    real hidden cards); None without a model."""
-    estimate = position_estimate(engine, state, seat, rng, model=active.value_model)
-    return None if estimate is None else round(estimate, 4)
+def _spread_fields(found: dict | None, copies=None) -> dict:
+    """The head's fields beside ``position_estimate``: the copies' lowest and highest estimates, how many, and
+    ``position_uncertain`` when they disagree (``value.UNCERTAIN_SPREAD``): the page then says "uncertain"."""
+    if not found:
+        return {"position_low": None, "position_high": None, "position_copies": None, "position_uncertain": False}
+    return {"position_low": round(found["low"], 4), "position_high": round(found["high"], 4),
+            "position_copies": copies if copies is not None else found["copies"],
+            "position_uncertain": bool(found["uncertain"])}
+
+
+def _position_estimate(engine, state, seat, rng) -> dict:
+    """The calibrated value model's P(win) of the position for ``seat`` on re-dealt copies (never the real hidden
+    cards), with its spread over the copies: the head's ``position_*`` fields (estimate None without a model)."""
+    found = position_detail(engine, state, seat, rng, model=active.value_model)
+    return {"position_estimate": None if found is None else round(found["estimate"], 4), **_spread_fields(found)}
 
 
 def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simulations=None, seed: int = 0,
@@ -261,10 +275,10 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
         raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
     except (EngineError, ValueError) as exc:
         raise PlayError(f"the search failed: {exc}", 500) from None
-    head = {"position_estimate": None if chosen.kind == "vote" else
-            _position_estimate(engine, game.state(), seat, random.Random(seed))}
+    head = (_spread_fields(None) | {"position_estimate": None} if chosen.kind == "vote" else
+            _position_estimate(engine, game.state(), seat, random.Random(seed)))
     out = _rec_dict(rec, head, {a.key for a in legal})
-    out.update(position_estimate=head["position_estimate"], seat=seat,
+    out.update(**{k: v for k, v in head.items() if k.startswith("position_")}, seat=seat,
                level=chosen.level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,
                legal_actions=[{k: v for k, v in a.to_dict().items() if k != "seat"} for a in legal])
     return out

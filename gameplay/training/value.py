@@ -184,7 +184,7 @@ def active_weights(kind: str) -> str | None:
 
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """``fit``, then ``register`` (an inactive version); with ``out`` the weights are also written there (e.g. the
-    shipped ``gameplay/weights/game_value.safetensors``: ``value.DEFAULT_WEIGHTS``)."""
+    shipped ``ml/weights/game_value.safetensors``: ``value.DEFAULT_WEIGHTS``)."""
     model = fit(params, progress)
     version = register(model, params.get("notes") or "")
     if params.get("out"):

@@ -222,6 +222,26 @@
       algorithm: $("advice-algorithm").value || undefined});
   }
 
+  // What the win estimate line shows: {value (the meter), text, source, uncertain}.
+  function winEstimate(advice, rec) {
+    const pct = (p) => Math.round(p * 100) + "%";
+    const learned = advice.position_estimate !== null && advice.position_estimate !== undefined;
+    if (learned) {
+      const p = advice.position_estimate, low = advice.position_low, high = advice.position_high;
+      const span = low !== null && low !== undefined && high !== null && high !== undefined && advice.position_copies > 1 ?
+        pct(low) + "–" + pct(high) + " over " + advice.position_copies + " copies" : "";
+      if (advice.position_uncertain) {
+        return {value: 0.5, text: "uncertain", uncertain: true,
+          source: "the copies disagree (" + span + "); value model, calibrated"};
+      }
+      return {value: p, text: pct(p), uncertain: false,
+        source: (span ? span + " · " : "") + "value model, calibrated"};
+    }
+    const win = rec.win_estimate === null || rec.win_estimate === undefined ? null : rec.win_estimate;
+    return {value: win === null ? 0.5 : win, text: win === null ? "–" : pct(win), uncertain: false,
+      source: win === null ? "" : "search"};
+  }
+
   function renderAdvice() {
     const body = $("advice-body");
     if (advice && view && advice.revision !== view.revision) advice = null;  // asked for a decision since gone
@@ -235,14 +255,14 @@
     // "Play it" only for this decision's advice, an action still offered, nothing else on its way
     play.hidden = !rec.playable || !!pending || !view.your_decision || !offered(rec.action.key);
     play.onclick = () => { if (liveAdvice() === rec && offered(rec.action.key)) act(rec.action.key); };
-    // the learned value model's estimate of the position when the server has one (better calibrated:
-    // docs/game-advice.md), else the search's value of the recommended action
-    const learned = advice.position_estimate !== null && advice.position_estimate !== undefined;
-    const win = learned ? advice.position_estimate :
-      (rec.win_estimate === null || rec.win_estimate === undefined ? null : rec.win_estimate);
-    $("advice-win").value = win === null ? 0.5 : win;
-    $("advice-win-text").textContent = win === null ? "–" : Math.round(win * 100) + "%";
-    $("advice-win-source").textContent = win === null ? "" : (learned ? "value model" : "search");
+    // the calibrated value model's estimate of the position when the server has one (docs/game-advice.md), with
+    // its spread over the honest copies; "uncertain" instead of a number when the copies disagree; else the
+    // search's value of the recommended action
+    const shown = winEstimate(advice, rec);
+    $("advice-win").value = shown.value;
+    $("advice-win-text").textContent = shown.text;
+    $("advice-win-source").textContent = shown.source;
+    $("advice-win-text").dataset.uncertain = shown.uncertain ? "yes" : "no";
     $("advice-line").replaceChildren(...rec.line.map((s) => el("li", {}, s)));
     const named = {};
     view.actions.forEach((a) => { named[a.key] = a.objects || []; });

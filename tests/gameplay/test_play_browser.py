@@ -90,8 +90,9 @@ def test_play_a_game_with_the_advisor(game_env, advice_worker, daphne_server, br
         expect(page.locator("#advice-alternatives tr.best td.vote-share")).to_contain_text("%")
         expect(page.locator("#advice-vote")).to_contain_text("honest copies")
         expect(page.locator("#actions .action.recommended")).to_have_count(1)
-        assert page.locator("#advice-win-text").inner_text().endswith("%")
-        expect(page.locator("#advice-win-source")).to_have_text("value model")
+        win = page.locator("#advice-win-text").inner_text()
+        assert win.endswith("%") or win == "uncertain"  # "uncertain" when the copies disagree
+        expect(page.locator("#advice-win-source")).to_contain_text("value model, calibrated")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "game-advice.png"), full_page=True)
 

@@ -113,6 +113,9 @@ def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  #
         assert rec["action"]["key"] in keys and rec["playable"] and not vote["searched"] and not vote["fallback"]
         if not rec["forced"]:
             assert 0 < voted["position_estimate"] == rec["win_estimate"] < 1  # the value model, on the vote's copies
+            # with its spread over those copies ("uncertain" on the page when they disagree)
+            assert voted["position_low"] <= voted["position_estimate"] <= voted["position_high"]
+            assert 1 <= voted["position_copies"] <= vote["copies_dealt"] and isinstance(voted["position_uncertain"], bool)
             assert 1 <= vote["copies"] <= vote["max_copies"] and vote["copies_dealt"] >= vote["copies"]
             assert sum(a["votes"] for a in rec["alternatives"]) == vote["copies"]
             assert rec["alternatives"][0]["key"] == rec["action"]["key"]
@@ -132,6 +135,9 @@ def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  #
         assert rec["alternatives"] and all("visits" in a and "value" in a for a in rec["alternatives"])
         assert done["revision"] == view["revision"] and done["algorithm"] == "mcts"
         assert 0 < done["position_estimate"] < 1  # the shipped value model, on re-dealt copies
+        assert done["position_low"] <= done["position_estimate"] <= done["position_high"]
+        assert done["position_copies"] == 4 and done["position_uncertain"] == (
+            done["position_high"] - done["position_low"] >= 0.25)
         if not rec["forced"]:  # the headline and the table on one scale (docs/game-advice.md)
             own = next(a for a in rec["alternatives"] if a["key"] == rec["action"]["key"])
             assert rec["win_estimate"] == done["position_estimate"] == own["value"]

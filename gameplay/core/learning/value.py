@@ -17,6 +17,11 @@ This module holds the learned way to score a leaf (``SearchConfig.leaf == "learn
   its metadata. ``predict`` is antisymmetric by construction: it averages the model's view from
   ``seat`` with one minus its view from the opponent, so both seats' estimates sum to one.
 
+The page shows ``shown_probability``: the source ``bench/game_calibration.py`` found best calibrated (this model,
+the engine's squashed evaluation or a plain logistic baseline, ``info["shown"]``) through a per-phase calibration
+map fitted on varied training games (``info["calibration"]``, ``gameplay.core.learning.calibration``), over honest
+copies with its spread (``position_detail``: "uncertain" when the copies disagree).
+
 Trained on self-play positions (``gameplay.core.matches.selfplay``) by ``manage.py models train game_value``
 (``gameplay/training/value.py``); measured against the static evaluation and rollouts by
 ``bench/eval_quality.py``. Which version is in use the shell says (``gameplay.core.learning.active``).
@@ -35,11 +40,17 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
 from gameplay.core.engine.adapter import EngineError, determinize
+from gameplay.core.learning.calibration import Calibrator, logit, phase_of
 from gameplay.core.search.evaluation import win_probability
 
 FORMAT = "game-value-v1"
-# the shipped model (trained by ``manage.py models train game_value``); MTG_GAME_VALUE_WEIGHTS points elsewhere
-DEFAULT_WEIGHTS = Path(__file__).resolve().parents[2] / "weights" / "game_value.safetensors"
+# the shipped model, calibrated on varied held-out-style games (``bench/game_calibration.py``), registered on setup
+# as the first game_value version (ml/weights/manifest.json); MTG_GAME_VALUE_WEIGHTS points elsewhere
+DEFAULT_WEIGHTS = Path(__file__).resolve().parents[3] / "ml" / "weights" / "game_value.safetensors"
+# the first shipped model (sample-deck self-play only, uncalibrated): the bench's reference
+V1_WEIGHTS = DEFAULT_WEIGHTS.with_name("game_value_v1.safetensors")
+# the copies of a position disagree when their estimates span this much: the page says "uncertain"
+UNCERTAIN_SPREAD = 0.25
 EVASIVE = frozenset({"Flying", "Menace", "Shadow", "Fear", "Intimidate", "Skulk", "Horsemanship"})
 
 _SIDE = ("life", "poison", "hand", "library", "graveyard", "lands", "creatures", "power", "toughness",
@@ -177,6 +188,56 @@ class ValueModel:
         mine = features(state, seat, evaluation)
         return self.predict(mine, swap_sides(mine, evaluation_other))
 
+    @property
+    def calibration(self) -> Calibrator | None:
+        """The per-phase map fitted on training positions (``info["calibration"]``), None for an uncalibrated model."""
+        found = self.info.get("calibration")
+        if not found:
+            return None
+        try:
+            return Calibrator.from_dict(found)
+        except ValueError:
+            return None
+
+    def calibrated(self, p: float, turn: int) -> float:
+        """``p`` through the model's calibration map (``p`` itself when it has none)."""
+        cal = self.calibration
+        return p if cal is None else cal.one(p, turn)
+
+    @property
+    def shown_source(self) -> str:
+        """What the page's estimate is made of (``info["shown"]["source"]``, chosen by ``bench/game_calibration.py``
+        as the best calibrated on its training games): ``value`` (this model, the default), ``engine`` (the
+        engine's evaluation, squashed), ``baseline`` (a logistic regression on life, hand and board power, its
+        weights in ``info["shown"]``) or ``blend`` (per phase, a logistic regression over the first two's logits
+        and the baseline's inputs); each through the calibration map."""
+        source = (self.info.get("shown") or {}).get("source") or "value"
+        return source if source in ("value", "engine", "baseline", "blend") else "value"
+
+    def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float, turn: int = 1) -> float:
+        """The shown source's P(win) before calibration (``mine``/``theirs``: the position from each side)."""
+        source = self.shown_source
+        if source == "engine":
+            return win_probability(evaluation)
+        spec = self.info.get("shown") or {}
+        if source == "baseline":
+            idx = [FEATURES.index(f) for f in spec["features"]]
+            return _sigmoid(sum(w * mine[i] for w, i in zip(spec["weights"], idx)) + spec["bias"])
+        if source == "blend":  # per phase: logistic over logit(this model), logit(the engine), the baseline's inputs
+            part = spec["blend"][phase_of(turn)]
+            idx = [FEATURES.index(f) for f in spec["features"]]
+            inputs = [float(logit(self.predict(mine, theirs))), float(logit(win_probability(evaluation)))]
+            inputs += [mine[i] for i in idx]
+            return _sigmoid(sum(w * v for w, v in zip(part["weights"], inputs)) + part["bias"])
+        return self.predict(mine, theirs)
+
+    def shown_probability(self, state: dict, seat: int, evaluation: float, evaluation_other: float) -> float:
+        """P(``seat`` wins) as a person is shown it: the shown source's estimate through the calibration map."""
+        turn = int(_num(state.get("state", state).get("turn_number")) or 1)
+        mine = features(state, seat, evaluation)
+        raw = self.raw_shown(mine, swap_sides(mine, evaluation_other), evaluation, turn)
+        return self.calibrated(raw, turn)
+
     # -- files -------------------------------------------------------------------------------
     def save(self, path: str | Path):
         tensors = {"mean": self.mean.astype(np.float32), "std": self.std.astype(np.float32)}
@@ -218,6 +279,10 @@ class ValueModel:
         return cls(layers, mean.astype(np.float64), std.astype(np.float64), info)
 
 
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
 @functools.lru_cache(maxsize=4)
 def _cached(path: str, mtime: float) -> ValueModel:
     return ValueModel.load(path)
@@ -233,25 +298,41 @@ def model_at(path: str | Path) -> ValueModel:
     return _cached(str(path), mtime)
 
 
-def position_estimate(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> float | None:
+def spread(estimates: list[float]) -> dict:
+    """The estimate shown for copies of a position: their mean, lowest and highest, how many, and ``uncertain``
+    when they disagree (they span ``UNCERTAIN_SPREAD`` or more)."""
+    if not estimates:
+        raise ValueError("no estimates")
+    low, high = min(estimates), max(estimates)
+    return {"estimate": sum(estimates) / len(estimates), "low": low, "high": high, "copies": len(estimates),
+            "uncertain": high - low >= UNCERTAIN_SPREAD}
+
+
+def position_detail(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> dict | None:
     """P(``seat`` wins) of a position by the value model ``model()`` returns (the caller's: e.g.
-    ``gameplay.core.learning.active.value_model``), without peeking: the mean over
-    ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt
-    from what ``seat`` cannot see. None when no model is installed or the engine cannot load a copy.
-    About 40 ms a copy (the load dominates)."""
+    ``gameplay.core.learning.active.value_model``), calibrated (``ValueModel.shown_probability``), without peeking:
+    over ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt from
+    what ``seat`` cannot see, as :func:`spread` gives it (mean, lowest, highest, ``uncertain``). None when no
+    model is installed or the engine cannot load a copy. About 40 ms a copy (the load dominates)."""
     try:
         model = model()
     except ValueModelError:
         return None
-    total = 0.0
+    out = []
     try:
         for _ in range(max(1, determinizations)):
             copy = determinize(state, seat, rng)
             game = engine.load(copy)
-            total += model.win_probability(copy, seat, game.evaluate(seat), game.evaluate(1 - seat))
+            out.append(model.shown_probability(copy, seat, game.evaluate(seat), game.evaluate(1 - seat)))
     except (EngineError, ValueError, KeyError, TypeError):
         return None
-    return total / max(1, determinizations)
+    return {**spread(out), "calibrated": model.calibration is not None}
+
+
+def position_estimate(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> float | None:
+    """The mean of :func:`position_detail` (None as it)."""
+    found = position_detail(engine, state, seat, rng, model=model, determinizations=determinizations)
+    return None if found is None else found["estimate"]
 
 
 def score(model: ValueModel, rows: list[dict]) -> dict:

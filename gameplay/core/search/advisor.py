@@ -279,15 +279,17 @@ def _action_of(seat: int, ballot: dict) -> Action:
 
 
 def _position_value(game: Game, seat: int, vote: Vote, rng: random.Random,
-                    position_model: PositionModel | None = None) -> tuple[float, str]:
-    """(P(``seat`` wins), what said so) of the position: the mean over the vote's copies (honest ones, evaluated
-    as they were asked) of ``position_model`` (a learned value model: "value model"), else of the engine's
+                    position_model: PositionModel | None = None) -> tuple:
+    """(P(``seat`` wins), what said so[, each copy's estimate]) of the position: the mean over the vote's copies
+    (honest ones, evaluated as they were asked) of ``position_model`` (a learned value model: "value model", with
+    each copy's estimate), else of the engine's
     evaluation squashed ("engine evaluation"); on a fresh copy for a forced decision, on the real game only where
     the vote fell back to it; 0.5 when the engine cannot evaluate."""
     pairs = [(c, e) for c, e in zip(vote.states, vote.evaluations) if e is not None]
     if pairs and position_model is not None:
         try:
-            return sum(position_model(c, seat, e[0], e[1]) for c, e in pairs) / len(pairs), "value model"
+            each = [position_model(c, seat, e[0], e[1]) for c, e in pairs]
+            return sum(each) / len(each), "value model", each
         except (ValueError, KeyError, TypeError):
             pass
     if pairs:
@@ -327,6 +329,9 @@ def _vote_answer(vote: Vote, searched: Recommendation | None, level: str, start:
     if final:
         stats["final"] = True
     summary.update(position=round(estimate[0], 4), position_by=estimate[1])
+    if len(estimate) > 2:  # the value model's estimate on each copy: the spread the page shows
+        summary.update(position_low=round(min(estimate[2]), 4), position_high=round(max(estimate[2]), 4),
+                       position_copies=len(estimate[2]))
     win = searched.win_estimate if searched is not None else estimate[0]
     algorithm = f"vote+{searched.algorithm}" if searched is not None else "vote"
     return Recommendation(action=action, line=list(searched.line) if searched is not None else [action.label],

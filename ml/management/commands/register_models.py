@@ -13,8 +13,10 @@ QUICK_TRAINING = {"card_embeddings": ("--param", "epochs=20"), "deck_diffusion":
 
 # what the site does while an optional kind has no version
 OPTIONAL_WITHOUT = {"deck_masked": "deck completion uses the neighbour vote of the nearest tournament decks",
-                    "deck_rank": "the masked completer builds the sideboard itself"}
-OPTIONAL_LABEL = {"deck_masked": "neighbour vote", "deck_rank": "the denoiser's sideboard"}
+                    "deck_rank": "the masked completer builds the sideboard itself",
+                    "game_value": "the game's search and win estimate use the shipped file, unregistered"}
+OPTIONAL_LABEL = {"deck_masked": "neighbour vote", "deck_rank": "the denoiser's sideboard",
+                  "game_value": "the shipped file, unregistered"}
 
 
 class Command(BaseCommand):

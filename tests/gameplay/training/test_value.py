@@ -9,12 +9,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from gameplay.core.learning import active, value
-from gameplay.core.matches import selfplay
 from gameplay.training.value import active_value_weights
 from gameplay.core.learning.value import FEATURES, ValueModel
 from ml import registry
 from ml.models import ModelVersion, TrainingRun
-from tests.gameplay.conftest import deck_list
 
 pytestmark = pytest.mark.django_db
 
@@ -34,22 +32,35 @@ def synthetic(tmp_path):
     return path
 
 
-@pytest.mark.timeout(600)  # self-play games for training and evaluation (the quick preset's Easy games)
+def rows_file(path, games: int = 4, per_game: int = 30):
+    """Made-up position rows of ``games`` games (seeds 0..): what a training run reads from ``from_rows``. The
+    path is what these tests prove, not the model: real self-play costs about 10 CPU-s an Easy game."""
+    rng = np.random.default_rng(3)
+    with open(path, "w", encoding="utf-8") as fh:
+        for seed in range(games):
+            for _ in range(per_game):
+                x = rng.uniform(0, 1, len(value.FEATURES)).round(4).tolist()
+                fh.write(json.dumps({"x": x, "won": int(x[0] > x[16]), "seed": seed, "game": seed}) + "\n")
+    return path
+
+
+@pytest.mark.timeout(120)  # one Easy self-play game for the evaluation, in a worker process
 def test_a_training_run_registers_activates_evaluates_and_rolls_back(game_catalogue, tmp_path):
     shipped = in_use()
-    assert shipped.info["games"] >= 100  # no version active: the shipped file
+    assert shipped.calibration is not None  # no version active: the shipped file, calibrated (bench/game_calibration.py)
     out = io.StringIO()
-    call_command("models", "train", "game_value", "--quick", "--activate", stdout=out, stderr=io.StringIO())
+    call_command("models", "train", "game_value", "--activate", "--params",
+                 json.dumps({"games": 0, "from_rows": [str(rows_file(tmp_path / "rows.jsonl"))], "hidden": "8",
+                             "epochs": 30}), stdout=out, stderr=io.StringIO())
     run = TrainingRun.objects.get(job="train")
     assert run.status == "succeeded", run.error + run.log
     version = run.result_version
     assert version.active and version.kind == "game_value" and version.config["hidden"] == [8]
     assert version.metrics["games"] == 4 and 0 < version.metrics["valid_log_loss"] < 2
-    assert version.data_snapshot["schedule"] == [["Easy", "Easy"]]  # the quick preset's level, recorded
     assert registry.resolve_path(version.weights_path).is_file()
     assert in_use().info["games"] == 4  # what the search and the advisor use now
 
-    call_command("models", "evaluate", str(version.pk), "--params", json.dumps({"games": 2, "level": "Easy"}),
+    call_command("models", "evaluate", str(version.pk), "--params", json.dumps({"games": 1, "level": "Easy"}),
                  stdout=io.StringIO(), stderr=io.StringIO())
     version.refresh_from_db()
     ev = version.metrics["eval"]
@@ -87,19 +98,15 @@ def train(**params):
                  stderr=io.StringIO())
 
 
-def test_the_parameters_that_were_train_game_values_flags(game_catalogue, engine, tmp_path):
+@pytest.mark.timeout(120)  # one Easy self-play game in a worker process
+def test_the_parameters_that_were_train_game_values_flags(game_catalogue, tmp_path):
     """``models train game_value``: positions recorded before (a JSON-lines file) plus a game it plays itself in a
     worker process, fitted, registered and also written to ``out``; a malformed rows file is refused with its line."""
-    rows_file = tmp_path / "rows.jsonl"
-    with open(rows_file, "w", encoding="utf-8") as fh:
-        for seed in range(4):
-            for row in selfplay.self_play_rows(engine, deck_list("mono_red_aggro"), deck_list("mono_blue_faeries"),
-                                            seed=seed, levels=("Easy", "Easy")):
-                fh.write(json.dumps({**row, "seed": seed, "game": seed}) + "\n")
+    rows = rows_file(tmp_path / "rows.jsonl")
     out = tmp_path / "model.safetensors"
     played = tmp_path / "played.jsonl"
-    train(games=1, workers=1, seed=900, from_rows=[str(rows_file)], rows=str(played), out=str(out), hidden="8",
-          epochs=50)
+    train(games=1, workers=1, seed=900, from_rows=[str(rows)], rows=str(played), out=str(out), hidden="8",
+          epochs=30, level="Easy")
     model = ValueModel.load(out)
     assert model.info["games"] == 5 and model.info["hidden"] == [8]
     version = ModelVersion.objects.get(kind="game_value")
@@ -108,7 +115,7 @@ def test_the_parameters_that_were_train_game_values_flags(game_catalogue, engine
     assert recorded and {r["seed"] for r in recorded} == {900} and all(len(r["x"]) == len(FEATURES) for r in recorded)
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(rows_file.read_text().splitlines()[0] + "\n{\"x\": [1, 2], \"won\": 1, \"seed\": 1}\n")
+    bad.write_text(rows.read_text().splitlines()[0] + "\n{\"x\": [1, 2], \"won\": 1, \"seed\": 1}\n")
     with pytest.raises(CommandError, match="bad.jsonl:2"):
         train(games=0, from_rows=[str(bad)], out=str(tmp_path / "never.safetensors"))
     with pytest.raises(CommandError, match="too few games"):

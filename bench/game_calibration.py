@@ -1,0 +1,553 @@
+"""Can a player trust the win estimate? Calibration of P(win) sources on held-out games unlike the training set.
+
+    python -m bench.game_calibration play --train 60 --heldout 70 [--procs 2] [--copies 2]
+    python -m bench.game_calibration report
+
+``play`` plays games and writes them, resumably (a game already in the file is not played again), to
+var/calibration/games.jsonl: decks outside the sample pool (``bench/harness/calibration_decks.py``: tournament
+decks of the corpus the engine fully supports, split into a training half and a held-out half; the four sample
+decks only on the training side) and seats of mixed strength (``SEATS``: VeryHard against Easy, a 2-copy
+ensemble against Medium, a seat that plays at random for stretches, ...), seats swapped every other game. At the
+first decision of every (turn, phase) the position is recorded from the deciding seat's side on ``--copies``
+honest copies (hidden cards re-dealt from what that seat cannot see, ``determinize``): per copy the value
+model's features from both sides and the engine's evaluation for both seats. Nothing is peeked: the estimate a
+player sees is computed the same way.
+
+``report`` fits, on the training games' positions only, the plain baseline (logistic regression on life, cards in
+hand and board power) and a calibration map per source (``gameplay.core.learning.calibration``), then scores on
+the held-out games, per phase of the game (turns 1-3, 4-7, 8+): Brier, log-loss, expected calibration error and
+reliability bins, for the value model, the engine's squashed evaluation and the baseline, raw and calibrated;
+the shown estimate is the best calibrated source on the training positions. Writes
+bench/results/game_calibration.json (+ .md) and the reliability plot bench/results/game_calibration.svg.
+"""
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+import json
+import os
+import random
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+from bench.harness import calibration_decks
+from bench.harness.paths import ROOT
+
+GAMES = ROOT / "var" / "calibration" / "games.jsonl"
+# (seat 0, seat 1) of game i is SEATS[i % len(SEATS)], swapped on odd rounds
+# (CPU per game on the shared machine: VeryHard against Easy about 30 s, Medium against Medium 20 s, a random
+# stretch 50 s, a 2-copy ensemble about 100 s: it decides on honest copies, each a load, so it plays one game in 12)
+SEATS = (("engine:VeryHard", "engine:Easy"), ("engine:Medium", "engine:Medium"), ("stretch:Medium", "engine:Easy"),
+         ("engine:Hard", "engine:Medium"), ("engine:Easy", "engine:Medium"), ("stretch:Hard", "engine:Medium"),
+         ("ensemble:VeryHard:2", "engine:Medium"), ("engine:Medium", "engine:Easy"),
+         ("engine:Hard", "stretch:Easy"), ("engine:VeryHard", "engine:Medium"), ("engine:Easy", "engine:Hard"),
+         ("stretch:VeryHard", "engine:Medium"))
+SEED = {"train": 81000, "heldout": 91000}
+
+
+class StretchPlayer:
+    """Plays like ``base`` but, from time to time, at random for a stretch of decisions (a seat of uneven
+    strength: a person who misplays for a turn). A stretch starts with chance ``start`` at each decision and
+    lasts ``length`` decisions."""
+
+    def __init__(self, base, seed: int, start: float = 0.04, length: int = 12):
+        self.base, self.name = base, f"stretch:{base.name}"
+        self.rng = random.Random(seed ^ 0x5EED)
+        self.start, self.length, self.left = start, length, 0
+
+    def choose(self, game, seat):
+        if self.left == 0 and self.rng.random() < self.start:
+            self.left = self.length
+        if self.left > 0:
+            self.left -= 1
+            return self.rng.choice(game.legal_actions(seat))
+        return self.base.choose(game, seat)
+
+
+def make(spec: str, seed: int):
+    """The seat's player. The engine's AIs play on the real game (``!peek``): a third cheaper than deciding on
+    honest copies, and only the seats' play is affected (stronger, not what the site's opponent does); the
+    positions are still recorded without peeking (``record``). The ensemble votes on honest copies."""
+    from gameplay.core.matches.players import make_player
+
+    if spec.startswith("stretch:"):
+        return StretchPlayer(make_player("engine:" + spec.split(":", 1)[1] + "!peek", seed), seed)
+    if spec.startswith("engine:") and "!" not in spec:
+        spec += "!peek"
+    return make_player(spec, seed)
+
+
+def jobs(side: str, games: int) -> list[dict]:
+    decks = calibration_decks.load()[side]
+    out = []
+    for i in range(games):
+        rng = random.Random(SEED[side] + i)
+        a, b = rng.sample(range(len(decks)), 2)
+        seats = SEATS[i % len(SEATS)]
+        if (i // len(SEATS)) % 2:
+            seats = seats[::-1]
+        out.append({"id": f"{side}-{i}", "side": side, "seed": SEED[side] + i, "seats": list(seats),
+                    "decks": [decks[a]["name"], decks[b]["name"]]})
+    return out
+
+
+_ENGINE = None
+_DECKS = None
+
+
+def _init(card_data: str):
+    global _ENGINE, _DECKS
+    from gameplay.core.engine.adapter import PhaseEngine
+
+    _ENGINE = PhaseEngine(card_data)
+    _DECKS = {d["name"]: d for side in calibration_decks.load().values() for d in side}
+
+
+def record(engine, game, seat: int, rng, copies: int) -> dict | None:
+    """The position from ``seat``'s side on ``copies`` honest copies (hidden cards re-dealt from what ``seat``
+    cannot see; None when none can be dealt). The engine's evaluation is read on the real game: it reads no hidden
+    card (equal on the real game and on every re-dealt copy of 24 positions checked), and loading a copy would
+    cost twice the rest of the record."""
+    from gameplay.core.engine.adapter import EngineError, determinize
+    from gameplay.core.learning.value import features
+
+    state = game.state()
+    ev = [game.evaluate(seat), game.evaluate(1 - seat)]
+    out = []
+    for _ in range(copies):
+        try:
+            copy = determinize(state, seat, rng)
+            out.append({"x": [round(v, 5) for v in features(copy, seat, ev[0])],
+                        "xo": [round(v, 5) for v in features(copy, 1 - seat, ev[1])], "ev": ev})
+        except (EngineError, ValueError, KeyError, TypeError):
+            continue
+    return {"turn": game.turn, "phase": game.phase, "seat": seat, "copies": out} if out else None
+
+
+def play(job: dict, copies: int = 2, max_decisions: int = 2000) -> dict:
+    engine = _ENGINE
+    d0, d1 = (calibration_decks.deck_list(_DECKS[n]) for n in job["decks"])
+    game = engine.new_game(d0, d1, seed=job["seed"])
+    players = [make(s, job["seed"] + k) for k, s in enumerate(job["seats"])]
+    rng = random.Random(job["seed"] * 7 + 1)
+    cpu0 = time.process_time()
+    record_cpu, positions, seen, error = 0.0, [], set(), None
+    try:
+        for _ in range(max_decisions):
+            if game.is_over():
+                break
+            seat = game.seat_to_act()
+            if seat is None:
+                break
+            key = (game.turn, game.phase)
+            if key not in seen and game.turn >= 1:
+                seen.add(key)
+                c = time.process_time()
+                pos = record(engine, game, seat, rng, copies)
+                record_cpu += time.process_time() - c
+                if pos:
+                    positions.append(pos)
+            chosen = players[seat].choose(game, seat)
+            game.apply_or_next(seat, chosen)
+    except Exception as exc:  # noqa: BLE001 - an engine crash ends the game undecided and is reported
+        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+    winner = (game.result() or {}).get("winner") if game.is_over() else None
+    return {**job, "winner": winner, "turns": game.turn, "error": error, "positions": positions,
+            "cpu_seconds": round(time.process_time() - cpu0, 2), "record_cpu_seconds": round(record_cpu, 2)}
+
+
+def _play(args):
+    return play(*args)
+
+
+def read_games(path: Path = GAMES) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut by a killed run
+    return out
+
+
+def cmd_play(args) -> int:
+    card_data = str(calibration_decks.card_data_path())
+    done = {g["id"] for g in read_games()}
+    # both sides in step (a run cut short leaves both about as far along), the held-out side a little ahead
+    ranked = [(0.85 * i / args.heldout, j) for i, j in enumerate(jobs("heldout", args.heldout))]
+    ranked += [(i / args.train, j) for i, j in enumerate(jobs("train", args.train))]
+    todo = [j for _, j in sorted(ranked, key=lambda r: r[0]) if j["id"] not in done]
+    if args.reverse:  # a second run beside the first one, from the other end (the report keeps one record an id)
+        todo.reverse()
+    print(f"{len(done)} games already played; {len(todo)} to play", flush=True)
+    GAMES.parent.mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor(max(1, args.procs), initializer=_init, initargs=(card_data,)) as pool, \
+            open(GAMES, "a", encoding="utf-8") as out:
+        futures = [pool.submit(_play, (j, args.copies)) for j in todo]
+        for f in as_completed(futures):
+            g = f.result()
+            out.write(json.dumps(g) + "\n")
+            out.flush()
+            print(f"{g['id']} {g['seats']} {g['decks']}: winner {g['winner']} turns {g['turns']} "
+                  f"positions {len(g['positions'])} cpu {g['cpu_seconds']}s (record {g['record_cpu_seconds']}s)"
+                  + (f" ERROR {g['error']}" if g["error"] else ""), flush=True)
+    return 0
+
+
+# --- report -------------------------------------------------------------------------------------------------
+
+SOURCES = ("value", "engine", "baseline", "value_retrained", "blend")
+LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squashed",
+          "baseline": "plain baseline (logistic: life, hand, board power)",
+          "value_retrained": "value model retrained on the varied training games",
+          "blend": "per phase, a logistic regression over the value model's and the engine's logits and the "
+                   "baseline's inputs"}
+BASELINE_FEATURES = ("me_life", "opp_life", "me_hand", "opp_hand", "me_power", "opp_power")
+COLOURS = {"value": "#1f77b4", "engine": "#ff7f0e", "baseline": "#7f7f7f", "value_retrained": "#2ca02c",
+           "blend": "#9467bd", "shown": "#d62728"}
+
+
+def positions(games: list[dict]) -> dict:
+    """Arrays of the decided games' positions: x/xo (features, mean over copies), ev (engine, the deciding seat),
+    won, turn, game index."""
+    import numpy as np
+
+    x, xo, ev, won, turn, game = [], [], [], [], [], []
+    for gi, g in enumerate(games):
+        if g.get("winner") not in (0, 1):
+            continue
+        for pos in g["positions"]:
+            cs = pos["copies"]
+            x.append(np.mean([c["x"] for c in cs], axis=0))
+            xo.append(np.mean([c["xo"] for c in cs], axis=0))
+            ev.append(float(np.mean([c["ev"][0] for c in cs])))
+            won.append(int(pos["seat"] == g["winner"]))
+            turn.append(max(1, int(pos["turn"])))
+            game.append(gi)
+    return {"x": np.array(x), "xo": np.array(xo), "ev": np.array(ev), "won": np.array(won, dtype=float),
+            "turn": np.array(turn), "game": np.array(game)}
+
+
+def baseline_rows(x):
+    from gameplay.core.learning.value import FEATURES
+
+    return x[:, [FEATURES.index(f) for f in BASELINE_FEATURES]]
+
+
+def raw_estimates(data: dict, models: dict) -> dict:
+    """P(the deciding seat wins) by each source, uncalibrated."""
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+    from gameplay.core.search.evaluation import win_probability
+
+    out = {"engine": np.array([win_probability(v) for v in data["ev"]])}
+    w, b = models["baseline"]
+    out["baseline"] = cal.sigmoid(baseline_rows(data["x"]) @ w + b)
+    for name in ("value", "value_retrained"):
+        m = models.get(name)
+        if m is not None:
+            p, q = m.probability(data["x"]), m.probability(data["xo"])
+            out[name] = 0.5 * (p + 1.0 - q)
+    if "blend" in models:
+        z = blend_inputs(data, out)
+        phases = np.array([cal.phase_of(int(t)) for t in data["turn"]])
+        p = np.full(len(z), 0.5)
+        for phase, (w, b) in models["blend"].items():
+            m = phases == phase
+            p[m] = cal.sigmoid(z[m] @ w + b)
+        out["blend"] = p
+    return out
+
+
+def blend_inputs(data: dict, raw: dict):
+    """The blend's inputs: logit(value model), logit(engine), the baseline's inputs (``value.raw_shown``'s order)."""
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+
+    return np.column_stack([cal.logit(raw["value"]), cal.logit(raw["engine"]), baseline_rows(data["x"])])
+
+
+def fit_blend(data: dict, raw: dict) -> dict:
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+
+    z = blend_inputs(data, raw)
+    phases = np.array([cal.phase_of(int(t)) for t in data["turn"]])
+    out = {}
+    for phase, _, _ in cal.PHASES:
+        m = phases == phase
+        if m.sum() >= 20:
+            out[phase] = cal.fit_logistic(z[m], data["won"][m], l2=1e-2)
+    return out
+
+
+def fit_models(train: dict, shipped, games_seed: int = 0) -> dict:
+    """The baseline and the retrained value model, fitted on ``train`` positions (both seats' rows)."""
+    import numpy as np
+
+    from gameplay.core.learning import calibration as cal
+    from gameplay.core.learning import value
+
+    xb = np.vstack([baseline_rows(train["x"]), baseline_rows(train["xo"])])
+    yb = np.concatenate([train["won"], 1 - train["won"]])
+    models = {"baseline": cal.fit_logistic(xb, yb, l2=1e-3)}
+    rows = np.vstack([train["x"], train["xo"]])
+    models["value"] = shipped
+    models["blend"] = fit_blend(train, raw_estimates(train, models))
+    if len(set(train["game"].tolist())) < 4:  # too few games to hold some out while fitting
+        return models
+    models["value_retrained"] = value.fit(rows.tolist(), yb.astype(int).tolist(), hidden=(16,), epochs=300,
+                                          weight_decay=1e-2, groups=np.concatenate([train["game"]] * 2).tolist(),
+                                          seed=games_seed)
+    return models
+
+
+def subset(data: dict, mask) -> dict:
+    return {k: v[mask] for k, v in data.items()}
+
+
+def by_phase(p, data: dict) -> dict:
+    from gameplay.core.learning import calibration as cal
+
+    out = {"all": cal.scores(p, data["won"])}
+    phases = [cal.phase_of(int(t)) for t in data["turn"]]
+    for name, _, _ in cal.PHASES:
+        m = [ph == name for ph in phases]
+        if any(m):
+            out[name] = cal.scores(p[m], data["won"][m])
+    return out
+
+
+def report(args) -> int:
+    import datetime as dt
+
+    import numpy as np
+
+    from bench.harness.games import game_machine
+    from bench.harness.paths import RESULTS, command
+    from bench.harness.report import write_result
+    from gameplay.core.learning import calibration as cal
+    from gameplay.core.learning import value
+
+    cpu0 = time.process_time()
+    games = read_games(Path(args.games))
+    by_id = {g["id"]: g for g in games}  # a game played twice (a resumed run): the last record
+    games = sorted(by_id.values(), key=lambda g: g["id"])
+    train_games = [g for g in games if g["side"] == "train"]
+    held_games = [g for g in games if g["side"] == "heldout"]
+    train, held = positions(train_games), positions(held_games)
+    shipped = value.ValueModel.load(args.shipped or value.V1_WEIGHTS)
+    # choose the source and fit its map out of fold: up to five folds of the training games, each scored by what
+    # the others fitted; the shown source is the one with the lowest out-of-fold Brier score once calibrated
+    folds = max(2, min(5, len(set(train["game"].tolist())) // 3))
+    fold = train["game"] % folds
+    oof = {name: np.zeros(len(train["won"])) for name in SOURCES}
+    oof_raw = {name: np.full(len(train["won"]), 0.5) for name in SOURCES}  # each fold's fitted sources, raw
+    for k in range(folds):
+        a, b = subset(train, fold != k), subset(train, fold == k)
+        models = fit_models(a, shipped, games_seed=k)
+        pa, pb = raw_estimates(a, models), raw_estimates(b, models)
+        for name in SOURCES:
+            if name not in pa:  # (a source a half could not fit scores as a coin)
+                oof[name][fold == k] = 0.5
+                continue
+            oof[name][fold == k] = cal.Calibrator.fit(pa[name], a["won"], a["turn"])(pb[name], b["turn"])
+            oof_raw[name][fold == k] = pb[name]
+    choice = {name: round(cal.brier(oof[name], train["won"]), 4) for name in SOURCES}
+    shown = min(choice, key=choice.get)
+    models = fit_models(train, shipped)
+    raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
+    sources = [name for name in SOURCES if name in raw_train]
+    choice = {name: b for name, b in choice.items() if name in sources}
+    shown = min(choice, key=choice.get)
+    # each map is fitted on estimates of positions its source was not fitted on: the out-of-fold ones (a source
+    # fitted in-sample looks surer than it is, and a map fitted on that would sharpen it further)
+    maps = {name: cal.Calibrator.fit(oof_raw[name], train["won"], train["turn"]) for name in sources}
+    heldout = {}
+    for name in sources:
+        heldout[name] = by_phase(raw_held[name], held)
+        heldout[name + "_calibrated"] = by_phase(maps[name](raw_held[name], held["turn"]), held)
+    shown_p = maps[shown](raw_held[shown], held["turn"])
+    heldout["shown"] = by_phase(shown_p, held)
+    base = heldout["baseline"]
+    targets = {}
+    for phase in ["all"] + [n for n, _, _ in cal.PHASES]:
+        s, b = heldout["shown"].get(phase), base.get(phase)
+        if s and b:
+            targets[phase] = {"ece": s["ece"], "ece_ok": s["ece"] <= 0.05, "brier": s["brier"],
+                              "baseline_brier": b["brier"],
+                              "brier_gain_vs_baseline": round(1 - s["brier"] / b["brier"], 4),
+                              "brier_ok": s["brier"] <= 0.9 * b["brier"]}
+    table = {}
+    for name in ("shown", *sources, *(n + "_calibrated" for n in sources)):
+        for phase, sc in heldout[name].items():
+            table[f"{name} · {phase}"] = {k: sc[k] for k in ("positions", "brier", "log_loss", "ece", "confident_wrong")}
+    cpu_games = [g["cpu_seconds"] for g in games]
+    # the shipped file: the MLP the search's learned leaf uses (the retrained one only where it is the shown
+    # source) with what the page shows in its metadata: the source, the baseline's weights, the calibration map
+    mlp = models["value_retrained"] if shown == "value_retrained" else shipped
+    ship_info = {k: v for k, v in mlp.info.items() if k not in ("calibration", "shown")}
+    ship_info["calibration"] = maps[shown].to_dict()
+    ship_info["shown"] = {"source": "value" if shown == "value_retrained" else shown,
+                          "features": list(BASELINE_FEATURES),
+                          "weights": [round(float(v), 6) for v in models["baseline"][0]],
+                          "bias": round(float(models["baseline"][1]), 6),
+                          "blend": {ph: {"weights": [round(float(v), 6) for v in w], "bias": round(float(b), 6)}
+                                    for ph, (w, b) in models["blend"].items()},
+                          "chosen_by": "bench/game_calibration.py (lowest out-of-fold Brier on its training games)"}
+    result = {
+        "bench": "game_calibration", "command": command("game_calibration"),
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "machine": game_machine(),
+        "data": {"train": len(train_games), "heldout": len(held_games),
+                  "heldout_decided": int(len({int(i) for i in held["game"]})),
+                  "train_positions": int(len(train["won"])), "heldout_positions": int(len(held["won"])),
+                  "cpu_seconds_total": round(sum(cpu_games), 1),
+                  "cpu_seconds_per_game": round(float(np.mean(cpu_games)), 1) if cpu_games else None,
+                  "record_cpu_seconds_per_game": round(float(np.mean([g["record_cpu_seconds"] for g in games])), 1)
+                  if games else None,
+                  "heldout_seats": {" vs ".join(k): v for k, v in sorted(
+                      Counter(tuple(g["seats"]) for g in held_games).items())},
+                  "heldout_cpu_seconds_by_seats": {" vs ".join(k): round(float(np.mean(
+                      [g["cpu_seconds"] for g in held_games if tuple(g["seats"]) == k])), 1)
+                      for k in sorted({tuple(g["seats"]) for g in held_games})},
+                  "heldout_decks": sorted({d for g in held_games for d in g["decks"]}),
+                  "train_decks": sorted({d for g in train_games for d in g["decks"]}),
+                  "errors": sum(bool(g.get("error")) for g in games)},
+        "shown": {"source": shown, "label": LABELS[shown], "chosen_by": f"lowest out-of-fold Brier score ({folds} folds "
+                  "of the training games, by game) after a per-phase Platt map", "out_of_fold_brier": choice,
+                  "calibration": maps[shown].to_dict()},
+        "targets": targets, "table": table, "heldout": heldout,
+        "maps": {name: m.to_dict() for name, m in maps.items()},
+        "baseline": {"features": list(BASELINE_FEATURES), "weights": [round(float(v), 4) for v in models["baseline"][0]],
+                     "bias": round(models["baseline"][1], 4)},
+        "value_retrained": {k: (models["value_retrained"].info.get(k) if "value_retrained" in models else None) for k in ("rows", "valid_log_loss", "hidden",
+                                                                                "best_epoch")},
+        "report_cpu_seconds": round(time.process_time() - cpu0, 1),
+    }
+    write_result(result, RESULTS / "game_calibration.json", indent=1)
+    (RESULTS / "game_calibration.svg").write_text(svg(heldout), encoding="utf-8")
+    if args.ship:
+        ship(value.ValueModel(mlp.layers, mlp.mean, mlp.std, ship_info), result)
+    print(f"held-out: {len(held_games)} games, {len(held['won'])} positions; shown source {shown}")
+    for phase, t in targets.items():
+        print(f"  {phase:10s} ECE {t['ece']:.3f} ({'ok' if t['ece_ok'] else 'over 0.05'})  Brier {t['brier']:.4f} "
+              f"vs baseline {t['baseline_brier']:.4f} ({100 * t['brier_gain_vs_baseline']:+.1f}%)")
+    return 0
+
+
+def manifest_metrics(result: dict) -> dict:
+    """The registered version's metrics: the shown estimate's calibration on the held-out games, per phase (the
+    expected calibration error, the Brier score) beside the plain baseline's Brier score."""
+    shown, base = result["heldout"]["shown"], result["heldout"]["baseline"]
+    out = {"heldout_games": result["data"]["heldout"], "heldout_positions": result["data"]["heldout_positions"]}
+    for phase, sc in shown.items():
+        key = phase.replace("turns ", "turns_").replace("-", "_").replace("+", "_plus")
+        out[f"ece_{key}"] = sc["ece"]
+        out[f"brier_{key}"] = sc["brier"]
+    out["baseline_brier_all"] = base["all"]["brier"]
+    return {"calibration": out}
+
+
+def ship(model, result: dict) -> None:
+    """Write the calibrated model to ml/weights/game_value.safetensors and its manifest entry (kept beside the
+    other kinds' entries), so ``manage.py register_models`` registers it as the first game_value version."""
+    import hashlib
+
+    from gameplay.core.learning import value
+
+    path = value.DEFAULT_WEIGHTS
+    model.save(path)
+    manifest = path.parent / "manifest.json"
+    entries = [e for e in json.loads(manifest.read_text()) if e["kind"] != "game_value"]
+    hidden = [int(w.shape[0]) for w, _ in model.layers[:-1]]
+    t = result["targets"]
+    notes = (f"Game value model, calibrated · shown estimate: {result['shown']['label']} · held-out "
+             f"{result['data']['heldout']} games, {result['data']['heldout_positions']} positions (decks outside "
+             f"the sample pool, mixed-strength seats) · ECE " + " / ".join(
+                 f"{t[p]['ece']:.3f}" for p in t if p != "all") + " (turns 1-3 / 4-7 / 8+) · Brier "
+             f"{t['all']['brier']:.3f} against the plain baseline's {t['all']['baseline_brier']:.3f}")
+    entries.append({"kind": "game_value", "scope": "", "file": path.name,
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                    "config": {"format": value.FORMAT, "hidden": hidden, "features": len(value.FEATURES)},
+                    "metrics": manifest_metrics(result),
+                    "data_snapshot": {"bench": "bench/results/game_calibration.json",
+                                      "trained_on": model.info.get("games") and
+                                      f"{model.info.get('games')} self-play games (sample decks)",
+                                      "calibrated_on": f"{result['data']['train']} training games of "
+                                                       f"bench/game_calibration.py"},
+                    "notes": notes})
+    manifest.write_text(json.dumps(sorted(entries, key=lambda e: (e["kind"], e["scope"])), indent=1, sort_keys=True))
+    print(f"shipped {path} and its manifest entry")
+
+
+def svg(heldout: dict) -> str:
+    """Reliability plot: per phase, mean estimate (x) against the share won (y) per bin, one line per source."""
+    from gameplay.core.learning import calibration as cal
+
+    size, pad, gap = 220, 34, 30
+    phases = [n for n, _, _ in cal.PHASES]
+    width = pad + len(phases) * (size + gap) + 170
+    height = size + 2 * pad + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" '
+             f'font-size="11"><rect width="100%" height="100%" fill="white"/>']
+    lines = ("shown", "value", "engine", "baseline")
+    for i, phase in enumerate(phases):
+        x0, y0 = pad + i * (size + gap), pad
+        parts.append(f'<rect x="{x0}" y="{y0}" width="{size}" height="{size}" fill="none" stroke="#999"/>')
+        parts.append(f'<line x1="{x0}" y1="{y0 + size}" x2="{x0 + size}" y2="{y0}" stroke="#ccc" '
+                     f'stroke-dasharray="4 3"/>')
+        n = heldout["shown"].get(phase, {}).get("positions", 0)
+        parts.append(f'<text x="{x0}" y="{y0 - 8}">{phase} ({n} positions)</text>')
+        parts.append(f'<text x="{x0 + size / 2 - 40}" y="{y0 + size + 16}">estimated P(win)</text>')
+        if i == 0:
+            parts.append(f'<text x="10" y="{y0 + size / 2}" transform="rotate(-90 10 {y0 + size / 2})">share '
+                         f'won</text>')
+        for name in lines:
+            bins = heldout.get(name, {}).get(phase, {}).get("reliability") or []
+            pts = " ".join(f"{x0 + b['mean_p'] * size:.1f},{y0 + (1 - b['won']) * size:.1f}" for b in bins)
+            if pts:
+                parts.append(f'<polyline points="{pts}" fill="none" stroke="{COLOURS[name]}" stroke-width="'
+                             f'{2.5 if name == "shown" else 1.3}"/>')
+                for b in bins:
+                    parts.append(f'<circle cx="{x0 + b["mean_p"] * size:.1f}" cy="{y0 + (1 - b["won"]) * size:.1f}" '
+                                 f'r="{1.5 + min(4.0, b["n"] ** 0.5 / 6):.1f}" fill="{COLOURS[name]}"/>')
+    lx = pad + len(phases) * (size + gap)
+    for k, name in enumerate(lines):
+        parts.append(f'<rect x="{lx}" y="{pad + 16 * k}" width="10" height="10" fill="{COLOURS[name]}"/>')
+        label = "shown estimate (calibrated)" if name == "shown" else name + " (raw)"
+        parts.append(f'<text x="{lx + 14}" y="{pad + 9 + 16 * k}">{label}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("play", help="play the training and held-out games (resumable)")
+    p.add_argument("--train", type=int, default=60)
+    p.add_argument("--heldout", type=int, default=70)
+    p.add_argument("--procs", type=int, default=2)
+    p.add_argument("--copies", type=int, default=2, help="honest copies a position is recorded on")
+    p.add_argument("--reverse", action="store_true", help="play the list from its end (a second run beside one)")
+    r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
+    r.add_argument("--games", default=str(GAMES))
+    r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
+    r.add_argument("--ship", action="store_true", help="write the calibrated model to ml/weights/game_value.safetensors "
+                   "and its entry in ml/weights/manifest.json (registered on setup: manage.py register_models)")
+    args = ap.parse_args(argv)
+    if args.cmd == "play":
+        return cmd_play(args)
+    return report(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Held-out deck sources for ``bench/game_calibration.py``: decks outside the sample pool.
+
+- **tournament decks**: the most recent distinct decks of each format of the corpus
+  (MTG_DATA_DIR/mtg_decklistcache) whose every main card the engine fully supports
+  (``bench.game_pool.tournament_decks``), a few per format;
+- the **sample decks** (the four of MTG_DATA_DIR/game) stay on the training side only.
+
+The decks are split once, deterministically (alternating in the corpus's order, so every format lands on both
+sides where it has two decks): ``train`` decks (with the sample decks) give the positions the calibration, the
+baseline and any retrained value model are fitted on; ``heldout`` decks are never trained on. Writes
+var/calibration/decks.json and the decks' card database var/calibration/card-data.json (cached: delete them to
+choose again).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from bench.harness.paths import ROOT
+
+DIR = ROOT / "var" / "calibration"
+DECKS = DIR / "decks.json"
+CARD_DATA = DIR / "card-data.json"
+FORMATS = ("Pauper", "Modern", "Standard", "Pioneer", "Legacy", "Premodern", "Vintage")
+
+
+def split(decks: list[dict]) -> dict:
+    """``{"train": [...], "heldout": [...]}``: alternating decks of each format, the first of a format held out."""
+    out = {"train": [], "heldout": []}
+    seen: dict[str, int] = {}
+    for deck in decks:
+        k = seen.get(deck["format"], 0)
+        seen[deck["format"]] = k + 1
+        out["heldout" if k % 2 == 0 else "train"].append(deck)
+    return out
+
+
+def choose(per_format: int = 4) -> dict:
+    """Select and split the decks and build their card database (minutes: the corpus is read once)."""
+    from bench.game_pool import BASICS, _names, corpus_support, sample_pool_entries, tournament_decks
+    from bench.harness.games import save_card_data
+
+    records, problems = corpus_support()
+    tournament = tournament_decks(records, problems, list(FORMATS), per_format)
+    sample = sample_pool_entries()
+    chosen = split(tournament)
+    chosen["train"] = sample + chosen["train"]
+    names = {n for side in chosen.values() for d in side for n, _ in d["main"]} | BASICS
+    by_name = _names(records)
+    save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)
+    DIR.mkdir(parents=True, exist_ok=True)
+    tmp = DECKS.with_suffix(".tmp")
+    tmp.write_text(json.dumps(chosen, indent=1), encoding="utf-8")
+    os.replace(tmp, DECKS)
+    return chosen
+
+
+def load() -> dict:
+    """The chosen decks (chosen now when var/calibration/decks.json is missing)."""
+    if DECKS.exists() and CARD_DATA.exists():
+        return json.loads(DECKS.read_text(encoding="utf-8"))
+    return choose()
+
+
+def deck_list(deck: dict) -> list[str]:
+    return [card for card, count in deck["main"] for _ in range(count)]
+
+
+def card_data_path() -> Path:
+    load()
+    return CARD_DATA
