@@ -67,6 +67,12 @@ def summaries(lines: list[str]) -> list[dict]:
     return out
 
 
+def failures(lines: list[str]) -> list[str]:
+    """The tests pytest's short summary names as failed or in error (``FAILED tests/x.py::test_y - ...``)."""
+    return [text.split(" - ")[0].split(maxsplit=1)[1] for text in (t.strip() for t in lines)
+            if text.startswith(("FAILED ", "ERROR ")) and len(text.split()) > 1]
+
+
 def slowest(lines: list[str], n: int = 15) -> list[dict]:
     found = []
     for text in lines:
@@ -129,7 +135,8 @@ def run(args) -> dict:
     per_stack = {}
     for name in ("embedded", "services"):
         found = summaries(stacks.get(name, []))
-        per_stack[name] = {"summary": found[-1] if found else None, "slowest": slowest(stacks.get(name, []))}
+        per_stack[name] = {"summary": found[-1] if found else None, "failures": failures(stacks.get(name, [])),
+                           "slowest": slowest(stacks.get(name, []))}
     stage_seconds = stages_of(lines, end)
     result = {
         "benchmark": "ci_time", "date": started.isoformat(timespec="seconds"), "commit": sha,

@@ -473,8 +473,11 @@ def ship(model, result: dict) -> None:
     notes = (f"Game value model, calibrated · shown estimate: {result['shown']['label']} · held-out "
              f"{result['data']['heldout']} games, {result['data']['heldout_positions']} positions (decks outside "
              f"the sample pool, mixed-strength seats) · ECE " + " / ".join(
-                 f"{t[p]['ece']:.3f}" for p in t if p != "all") + " (turns 1-3 / 4-7 / 8+) · Brier "
-             f"{t['all']['brier']:.3f} against the plain baseline's {t['all']['baseline_brier']:.3f}")
+                 f"{t[p]['ece']:.3f}" for p in t if p != "all") + " (turns 1-3 / 4-7 / 8+) · "
+             f"{path.stat().st_size / 1e3:.1f} kB · held-out Brier loss {t['all']['brier']:.3f} against the plain "
+             f"baseline's {t['all']['baseline_brier']:.3f}"
+             + ("" if all(v["ece_ok"] for k, v in t.items() if k != "all") and t["all"]["brier_ok"]
+                else " (targets not met: bench/results/game_calibration.md)"))
     entries.append({"kind": "game_value", "scope": "", "file": path.name,
                     "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
                     "config": {"format": value.FORMAT, "hidden": hidden, "features": len(value.FEATURES)},

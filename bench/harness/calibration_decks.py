@@ -2,7 +2,7 @@
 
 - **tournament decks**: the most recent distinct decks of each format of the corpus
   (MTG_DATA_DIR/mtg_decklistcache) whose every main card the engine fully supports
-  (``bench.game_pool.tournament_decks``), a few per format;
+  (``bench.harness.pool_decks.tournament_decks``), a few per format;
 - the **sample decks** (the four of MTG_DATA_DIR/game) stay on the training side only.
 
 The decks are split once, deterministically (alternating in the corpus's order, so every format lands on both
@@ -38,7 +38,7 @@ def split(decks: list[dict]) -> dict:
 
 def choose(per_format: int = 4) -> dict:
     """Select and split the decks and build their card database (minutes: the corpus is read once)."""
-    from bench.game_pool import BASICS, _names, corpus_support, sample_pool_entries, tournament_decks
+    from bench.harness.pool_decks import BASICS, _names, corpus_support, sample_pool_entries, tournament_decks
     from bench.harness.games import save_card_data
 
     records, problems = corpus_support()
