@@ -10,9 +10,11 @@ STACK ?= auto
 RUN_DEBUG := $(if $(DJANGO_DEBUG),$(DJANGO_DEBUG),1)
 export MTG_PROGRESS ?= 1
 # pytest-xdist workers per stack (each with its own database, Redis databases, queue and var folder:
-# tests/isolation.py); 0 runs the suite in one process.
-TEST_WORKERS ?= 2
-# One BLAS/OpenMP thread per process: two xdist workers plus their Celery workers and Daphnes already fill both
+# tests/isolation.py; three at most); 0 runs the suite in one process. Three on two cores: a test waits on
+# Chromium, Daphne, a Celery worker or PostgreSQL much of its time; with three the runs kept 1.66-1.74 cores busy
+# (user + system time over wall time, 2026-11-28). bench/results/ci_time.md: the time of a clean-clone run.
+TEST_WORKERS ?= 3
+# One BLAS/OpenMP thread per process: the xdist workers plus their Celery workers and Daphnes already fill both
 # cores. On a quiet machine it made no measurable difference (torch-heavy tests, 2 workers: 110 s against 113 s);
 # it keeps torch from starting a thread per core in every process when the machine is busy.
 PYTEST := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) --durations 15

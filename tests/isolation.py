@@ -3,17 +3,18 @@ keeps test traffic (Celery queue, channel-layer prefix, Redis databases) apart f
 developer's running site on the same Redis, and turns the abuse limits off (a whole run from one test client
 would pass them; tests/plumbing/test_limits.py and the other limits tests turn them on).
 
-Under pytest-xdist (`make test` runs each stack on two workers) every worker is its own process with its own
+Under pytest-xdist (`make test` runs each stack on three workers) every worker is its own process with its own
 Redis databases, queue, channel prefix, var folder and test database (pytest-django suffixes the database
 name with the worker id), so two workers never see each other's keys, jobs or rows: a pod id or a cache key
 that is the same number in both test databases must not meet in one Redis database."""
 import os
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", ... in an xdist worker; unset otherwise
-# Redis databases: 11-13 for a plain run; 3-5, 6-8 for xdist workers gw0, gw1 (0-2 are the site's own)
-_REDIS_BASES = {"": 11, "gw0": 3, "gw1": 6}
+# Redis databases: 13-15 for a plain run; 3-5, 6-8, 9-11 for xdist workers gw0, gw1, gw2 (0-2 are the site's own;
+# Redis has 16 by default, so three workers at most)
+_REDIS_BASES = {"": 13, "gw0": 3, "gw1": 6, "gw2": 9}
 if _worker not in _REDIS_BASES:
-    raise RuntimeError(f"tests/isolation.py: no Redis databases set aside for xdist worker {_worker} (at most two workers)")
+    raise RuntimeError(f"tests/isolation.py: no Redis databases set aside for xdist worker {_worker} (at most three workers)")
 _base = _REDIS_BASES[_worker]
 _ours = {
     "MTG_CHANNEL_PREFIX": f"mtgtest{os.getpid()}",
