@@ -142,7 +142,14 @@ def rank_fill(model: SlotRanker | None, index: SlotIndex, b: DeckBuilder, board:
                         known=np.asarray(b.main_known_count, dtype=np.int64))
     if slots.card.size == 0:
         return slots
-    s = score_slots(model, slots)
+    return fill_scored(b, board, slots, score_slots(model, slots))
+
+
+def fill_scored(b: DeckBuilder, board: int, slots: BoardSlots, s: np.ndarray) -> BoardSlots:
+    """Fill one board of ``b`` with ``slots`` in the order of their scores ``s`` (copy n only after copy n - 1; a
+    copy's score is capped at its previous copy's), the builder's limits as hard masks; ``slots.score`` = the
+    scores used."""
+    s = np.asarray(s, dtype=np.float64).copy()
     # a copy may not outrank the copy before it: cumulative minimum over each card's copies in copy order
     order = np.lexsort((slots.copy, slots.card))
     cards_sorted = slots.card[order]
