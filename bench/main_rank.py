@@ -68,6 +68,7 @@ def main() -> int:
     from decks.completion.models.rank_features import SlotIndex, context_size
     from decks.completion.models.rank_model import RankerConfig
     from decks.embeddings.service import active_embeddings
+    from ml.registry import active_version
 
     started = time.perf_counter()
     torch.set_num_threads(1)
@@ -78,10 +79,8 @@ def main() -> int:
     land = land_mask(names)
     cards = card_features(names)
     figures_masked, figures_rank = figures_versions()
-    probe = build_masked_completer(version=figures_masked, split_date=None, rank=False)
-    split = (probe.version.config.get("split_date") if probe.version is not None else None) or DEFAULT_SPLIT
-    masked_version = probe.version
-    del probe
+    masked_version = figures_masked or active_version("deck_masked")
+    split = (masked_version.config or {}).get("split_date") or DEFAULT_SPLIT
     val_start = month_start(split_day(split) - 1, 0)
     day = lambda d: str(np.datetime64(int(d), "D"))  # noqa: E731
     arrays = deck_arrays(names)
@@ -90,7 +89,8 @@ def main() -> int:
     Ks = tuple(args.known)
 
     def completer_before(first_day: int):
-        c = build_masked_completer(version=figures_masked, split_date=day(first_day), rank=False)
+        c = build_masked_completer(version=figures_masked, split_date=day(first_day), rank=False,
+                                   main_rank=False)
         return c, SlotIndex(c.vote.fitted, cards, RANK_MAIN)
 
     doc = {"benchmark": "main_rank", "command": command("main_rank"),
@@ -163,7 +163,10 @@ def main() -> int:
     if args.held_out:
         corpus_file = Path(settings.MTG_DATA_DIR) / "mtg_decklistcache" / "decks_60main_15side.jsonl.xz"
         test, _ = file_arrays(corpus_file, names, split, None)
-        completer = build_masked_completer(version=figures_masked, split_date=split, rank=figures_rank)
+        # the sideboard ranker fitted before the split when one is registered (a refit saw the held-out decks);
+        # none: the denoiser's sideboard (the main deck, which this bench measures, does not depend on it)
+        completer = build_masked_completer(version=figures_masked, split_date=split, rank=figures_rank or False,
+                                           main_rank=False)
         ranked = completer.__class__.__new__(completer.__class__)
         ranked.__dict__.update(completer.__dict__)
         ranked.main_ranker = MainRanker(model, SlotIndex(completer.vote.fitted, cards, RANK_MAIN), land)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch import nn
 
 from decks.completion.models.baselines import DeckBuilder
 from decks.completion.models.masking import known_from_count
@@ -35,7 +36,7 @@ from decks.completion.models.rank_features import (SLOT_FEATURES, BoardSlots, Ra
 from decks.completion.models.rank_model import RankerConfig, SlotRanker, fill_scored, score_slots, train_ranker
 
 __all__ = ["MASKED_FEATURES", "MAIN_SLOT_FEATURES", "RANK_MAIN", "MainEvidence", "MainRanker", "masked_evidence",
-           "main_slots", "main_examples", "month_examples_before", "MainExamples", "main_recall_proxy", "masked_order", "fit_main_ranker", "main_ranker_from"]
+           "ResidualRanker", "main_slots", "main_examples", "month_examples_before", "MainExamples", "main_recall_proxy", "masked_order", "fit_main_ranker", "main_ranker_from"]
 
 MASKED_FEATURES = ("masked_logp", "prior_logp", "masked_missing", "in_masked_deck", "masked_rank", "masked_copies",
                    "masked_lands")
@@ -125,6 +126,22 @@ def masked_order(x: np.ndarray) -> np.ndarray:
     """Scores that order slots as the masked model's deck does (its deck first, then its log-probability): today's
     main deck, the reference a main-deck ranker must beat. ``x``: [..., MAIN_SLOT_FEATURES]."""
     return x[..., SLOT_FEATURES + 3] * 100.0 + x[..., SLOT_FEATURES]
+
+
+class ResidualRanker(SlotRanker):
+    """A ``SlotRanker`` whose score is the masked model's slot logit plus the network's correction (its last layer
+    starts at zero, so an untrained ranker orders the slots as the masked model does: the network learns where the
+    slot evidence says the masked model is wrong). Same tensors as ``SlotRanker``."""
+
+    def __init__(self, config: RankerConfig):
+        super().__init__(config)
+        nn.init.zeros_(self.out[-1].weight)
+        nn.init.zeros_(self.out[-1].bias)
+
+    def forward(self, x: torch.Tensor, ctx: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logp = (x[..., SLOT_FEATURES] * -_FLOOR).clamp(max=-1e-4)
+        prior = logp - torch.log(-torch.expm1(logp))          # log p / (1 - p)
+        return prior + super().forward(x, ctx, mask)
 
 
 class MainRanker:
@@ -276,7 +293,7 @@ def fit_main_ranker(tr: MainExamples, val: MainExamples | None, config: RankerCo
     started = time.perf_counter()
     valid = (lambda m: float(main_recall_proxy(model_scores(m, val), val).mean())) if val is not None else None
     model = train_ranker(tr.X, tr.C, tr.Y, tr.M, config, epochs=epochs, batch=batch, lr=lr, seed=seed, log=log,
-                         valid=valid)
+                         valid=valid, model_class=ResidualRanker)
     metrics = {"train_examples": len(tr), "seconds": round(time.perf_counter() - started, 1),
                "parameters": int(sum(p.numel() for p in model.parameters()))}
     if val is not None:
@@ -295,7 +312,7 @@ def main_ranker_from(config: dict, tensors: dict) -> SlotRanker:
     """The ``SlotRanker`` of a ``deck_main_rank`` version (ValueError when it does not fit this code's features)."""
     if int(config.get("slot_features", MAIN_SLOT_FEATURES)) != MAIN_SLOT_FEATURES:
         raise ValueError(f"its slots have {config.get('slot_features')} features, this code makes {MAIN_SLOT_FEATURES}")
-    model = SlotRanker(RankerConfig.from_dict({**(config.get("model") or {}), "slot_features": MAIN_SLOT_FEATURES}))
+    model = ResidualRanker(RankerConfig.from_dict({**(config.get("model") or {}), "slot_features": MAIN_SLOT_FEATURES}))
     try:
         model.load_state_dict({k: v.float() for k, v in tensors.items()})
     except RuntimeError as exc:

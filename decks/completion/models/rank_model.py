@@ -73,14 +73,14 @@ class SlotRanker(nn.Module):
 
 def train_ranker(X: np.ndarray, C: np.ndarray, Y: np.ndarray, M: np.ndarray, config: RankerConfig, *,
                  epochs: int = 6, batch: int = 64, lr: float = 2e-3, seed: int = 0, listwise: float = 1.0,
-                 log=None, valid=None) -> SlotRanker:
+                 log=None, valid=None, model_class: type | None = None) -> SlotRanker:
     """Fit a ``SlotRanker`` on padded examples: X float32 [E, S, D], C [E, CTX], Y float32 [E, S] (targets), M bool
     [E, S]. Loss: mean binary cross-entropy over real slots + ``listwise`` x the softmax cross-entropy of the
     targets spread evenly over the true slots (ListNet). ``valid(model) -> float`` is called after each epoch
-    (higher is better) and the best epoch's weights are kept."""
+    (higher is better) and the best epoch's weights are kept. ``model_class``: a ``SlotRanker`` subclass to fit."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = SlotRanker(config)
+    model = (model_class or SlotRanker)(config)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     E = X.shape[0]
     steps = epochs * math.ceil(E / batch)
