@@ -35,8 +35,10 @@ def main() -> int:
     parser.add_argument("--months", type=int, default=2)
     parser.add_argument("--per-month", type=int, default=1500)
     parser.add_argument("--val", type=int, default=600)
-    parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--width", type=int, default=96)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--lr", type=float, default=3e-4)
+    parser.add_argument("--listwise", type=float, default=0.0, help="weight of the listwise loss term (0: BCE only)")
+    parser.add_argument("--width", type=int, default=64)
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--n", type=int, default=200, help="validation-month decks per K for the whole completer")
     parser.add_argument("--held-out", type=int, default=0, help="held-out decks per K (0: none)")
@@ -89,8 +91,7 @@ def main() -> int:
     Ks = tuple(args.known)
 
     def completer_before(first_day: int):
-        c = build_masked_completer(version=figures_masked, split_date=day(first_day), rank=False,
-                                   main_rank=False)
+        c = build_masked_completer(version=figures_masked, split_date=day(first_day), rank=False)
         return c, SlotIndex(c.vote.fitted, cards, RANK_MAIN)
 
     doc = {"benchmark": "main_rank", "command": command("main_rank"),
@@ -116,7 +117,8 @@ def main() -> int:
             cache.parent.mkdir(parents=True, exist_ok=True)
             with open(cache, "wb") as fh:
                 np.savez(fh, **tr.arrays("tr_"), **val.arrays("val_"))
-        model, metrics = fit_main_ranker(tr, val, config, epochs=args.epochs, log=log)
+        model, metrics = fit_main_ranker(tr, val, config, epochs=args.epochs, lr=args.lr, listwise=args.listwise,
+                                         log=log)
         log("fit", metrics)
         doc["fit"] = metrics
         if args.save:
@@ -165,8 +167,7 @@ def main() -> int:
         test, _ = file_arrays(corpus_file, names, split, None)
         # the sideboard ranker fitted before the split when one is registered (a refit saw the held-out decks);
         # none: the denoiser's sideboard (the main deck, which this bench measures, does not depend on it)
-        completer = build_masked_completer(version=figures_masked, split_date=split, rank=figures_rank or False,
-                                           main_rank=False)
+        completer = build_masked_completer(version=figures_masked, split_date=split, rank=figures_rank or False)
         ranked = completer.__class__.__new__(completer.__class__)
         ranked.__dict__.update(completer.__dict__)
         ranked.main_ranker = MainRanker(model, SlotIndex(completer.vote.fitted, cards, RANK_MAIN), land)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 
-from decks.completion.kind_names import DIFFUSION, MAIN_RANK, MASKED, RANK
+from decks.completion.kind_names import DIFFUSION, MASKED, RANK
 from decks.completion.training import (
-    MAIN_RANK_FORMAT, MAIN_RANK_QUICK, MASKED_FORMAT, MASKED_QUICK, RANK_FORMAT, RANK_QUICK, train_diffusion,
-    train_main_rank, train_masked, train_rank)
+    MASKED_FORMAT, MASKED_QUICK, RANK_FORMAT, RANK_QUICK, train_diffusion, train_masked, train_rank)
 from decks.embeddings.training import KIND as EMBEDDINGS
 from decks.embeddings.training import evaluate as evaluate_embeddings
 from decks.embeddings.training import train as train_embeddings
@@ -127,34 +126,6 @@ DECK_RANK = Kind(
     evaluate_parameters={"n": int, "known": list, "seed": int},
     quick=lambda scope: RANK_QUICK)
 
-def main_rank_shapes(config: dict) -> dict:
-    from decks.completion.models.mainrank import MAIN_SLOT_FEATURES  # noqa: PLC0415 torch: kept off Django start-up
-    from decks.completion.models.rank_model import RankerConfig, SlotRanker  # noqa: PLC0415 torch: kept off start-up
-
-    need(config, "model")
-    if config.get("format", MAIN_RANK_FORMAT) != MAIN_RANK_FORMAT:
-        raise ConfigError(f"unknown deck_main_rank format {config.get('format')!r} ({MAIN_RANK_FORMAT})")
-    if int(config.get("slot_features", MAIN_SLOT_FEATURES)) != MAIN_SLOT_FEATURES:
-        raise ConfigError(f"slot_features is {config.get('slot_features')}, this code makes {MAIN_SLOT_FEATURES}")
-    if not isinstance(config["model"], dict):
-        raise ConfigError("model must be a JSON object")
-    return _state_shapes(lambda: SlotRanker(RankerConfig.from_dict(
-        {**config["model"], "slot_features": MAIN_SLOT_FEATURES})), "a slot ranker")
-
-
-def main_rank_metadata(config: dict) -> dict:
-    def main_rank_format(value):
-        return None if value == MAIN_RANK_FORMAT else f"metadata 'format' must be {MAIN_RANK_FORMAT!r}"
-    return {"format": main_rank_format}
-
-
-DECK_MAIN_RANK = Kind(
-    MAIN_RANK, label="Deck completion: deck-level main-deck ranker", shapes=main_rank_shapes,
-    metadata=main_rank_metadata, train=train_main_rank,
-    parameters={"split_date": str, "months": int, "per_month": int, "val": int, "epochs": int, "batch": int,
-                "lr": float, "width": int, "layers": int, "heads": int, "seed": int},
-    quick=lambda scope: MAIN_RANK_QUICK)
-
 DECK_DIFFUSION = Kind(
     DIFFUSION, label="Deck completion diffusion", shapes=diffusion_shapes, train=train_diffusion, evaluate=evaluate_diffusion,
     parameters={"steps": int, "batch": int, "lr": float, "warmup": int, "d_model": int, "heads": int, "layers": int,
@@ -193,4 +164,4 @@ CARD_EMBEDDINGS = Kind(
     quick=lambda scope: {"epochs": 5, "dim": 32, "classifier_epochs": 1, "workers": 1})
 
 
-KINDS = (CARD_EMBEDDINGS, DECK_MASKED, DECK_RANK, DECK_MAIN_RANK, DECK_DIFFUSION)
+KINDS = (CARD_EMBEDDINGS, DECK_MASKED, DECK_RANK, DECK_DIFFUSION)

@@ -13,7 +13,7 @@ import numpy as np
 from decks.core.rules import FORMATS
 from decks.completion.datasets import card_tables, deck_arrays, land_mask, names_sha1, split_day
 from decks.completion.models.deckrank import SlotIndex
-from decks.completion.kind_names import MAIN_RANK, RANK
+from decks.completion.kind_names import RANK
 from decks.completion.models.manamorphosis.complete import Completer
 from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masked.build import VocabularyMismatch, masked_completer
@@ -45,7 +45,7 @@ def build_completer(diffusion=None):
                      FORMATS)
 
 
-def build_masked_completer(version=None, split_date: str | None = None, rank=None, main_rank=None):
+def build_masked_completer(version=None, split_date: str | None = None, rank=None):
     """The masked completer of the active ``deck_masked`` version (or of the ``version`` given, for evaluation).
 
     With no active version it is the pure neighbour vote (the model's gate-1 prior), so completion works on a
@@ -54,9 +54,7 @@ def build_masked_completer(version=None, split_date: str | None = None, rank=Non
     The completer's ``deck_ids`` maps the rows of its sources to ``Deck`` ids and ``version`` is the
     ``ModelVersion`` used (None for the neighbour vote). The sideboard comes from the active ``deck_rank`` version
     when there is one (``rank``: that ``ModelVersion`` instead, or False for none: the denoiser's sideboard);
-    ``rank_version`` says which. The main deck likewise comes from the active ``deck_main_rank`` version when there
-    is one (``main_rank``: a ``ModelVersion`` instead, or False for none: the masked model's own round);
-    ``main_rank_version`` says which.
+    ``rank_version`` says which.
     """
     emb = active_embeddings()
     names = emb.names
@@ -97,44 +95,6 @@ def build_masked_completer(version=None, split_date: str | None = None, rank=Non
                 f"The deck_rank v{completer.rank_version.version} was fitted on decks up to {fitted}, after the split "
                 f"{split_date}: evaluate with the version fitted before it (its figures version, "
                 "register_models --export --kind deck_rank --figures ID, or pass it as rank).")
-    completer.main_rank_version = None
-    if main_rank is not False:
-        attach_main_ranker(completer, names, main_rank)
-        fitted = (completer.main_rank_version.config or {}).get("split_date") if completer.main_rank_version else None
-        if split_date and fitted and fitted > split_date:
-            raise NoActiveModel(
-                f"The deck_main_rank v{completer.main_rank_version.version} was fitted on decks up to {fitted}, after "
-                f"the split {split_date}: evaluate with a version fitted before it (pass it as main_rank).")
-    return completer
-
-
-def attach_main_ranker(completer, names: list[str], version=None):
-    """Give ``completer`` the main-deck ranker of the active ``deck_main_rank`` version (or of ``version``), built on
-    the completer's own corpus; none active: the masked model fills the main deck as before."""
-    from decks.completion.datasets import card_features  # noqa: PLC0415 torch: kept off Django start-up
-    from decks.completion.models.mainrank import MainRanker, main_ranker_from  # noqa: PLC0415 torch: kept off start-up
-    from decks.completion.models.rank_features import RankParams  # noqa: PLC0415 kept off Django start-up
-
-    if version is None:
-        try:
-            active_version(MAIN_RANK)
-        except NoActiveModel:
-            completer.main_ranker, completer.main_rank_version = None, None
-            return completer
-        loaded = load_active(MAIN_RANK)
-    else:
-        loaded = load_version(version)
-    expected = loaded.config.get("names_sha1")
-    if expected and expected != names_sha1(names):
-        raise NoActiveModel(f"The deck_main_rank v{loaded.version.version} was trained on another card vocabulary "
-                            "than the active card_embeddings: activate matching versions or retrain.")
-    try:
-        model = main_ranker_from(loaded.config, loaded.tensors)
-    except ValueError as exc:
-        raise NoActiveModel(f"The deck_main_rank v{loaded.version.version} cannot be loaded: {exc}.") from None
-    index = SlotIndex(completer.vote.fitted, card_features(names), RankParams.from_dict(loaded.config.get("rank")))
-    completer.main_ranker = MainRanker(model, index, completer.land)
-    completer.main_rank_version = loaded.version
     return completer
 
 

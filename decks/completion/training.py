@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from decks.core.rules import FORMATS
-from decks.completion.kind_names import DIFFUSION, MAIN_RANK, MASKED, RANK
+from decks.completion.kind_names import DIFFUSION, MASKED, RANK
 from decks.completion.datasets import DEFAULT_SPLIT, LATEST, card_tables, deck_arrays, names_sha1, resolve_split, split_day
 from decks.completion.models.deck_arrays import split_by_date
 from ml.kinds import TrainingError, settle
@@ -271,76 +271,6 @@ def train_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersio
                         data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
                                        "split_date": p["split_date"]},
                         metadata={"format": RANK_FORMAT}, notes=p["notes"] or "")
-
-
-# --- deck_main_rank ----------------------------------------------------------------------------------------
-
-MAIN_RANK_FORMAT = "deck-main-rank-v1"
-# the recipe bench/main_rank.py chose on the validation month (docs/completion.md, "The main-deck ranker")
-MAIN_RANK_DEFAULTS = {"split_date": DEFAULT_SPLIT, "months": 2, "per_month": 1500, "val": 600, "epochs": 6,
-                      "batch": 64, "lr": 2e-3, "width": 96, "layers": 1, "heads": 4, "seed": 0, "notes": ""}
-MAIN_RANK_QUICK = {"months": 1, "per_month": 60, "val": 30, "epochs": 1, "width": 16, "layers": 1, "heads": 2}
-
-
-def train_main_rank(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
-    """Train the main-deck ranker (``decks.completion.models.mainrank``) over the active deck_masked version's
-    evidence on the decks of the months before the validation month (each completed with the corpus of the decks
-    before its own month), the epoch picked on the validation month; register an inactive version."""
-    from decks.completion.completers import build_masked_completer  # noqa: PLC0415 torch: kept off Django start-up
-    from decks.completion.datasets import card_features, land_mask  # noqa: PLC0415 torch: kept off Django start-up
-    from decks.completion.models.deck_arrays import card_popularity  # noqa: PLC0415 kept off Django start-up
-    from decks.completion.models.mainrank import (  # noqa: PLC0415 torch: kept off Django start-up
-        MAIN_SLOT_FEATURES, RANK_MAIN, fit_main_ranker, month_examples_before)
-    from decks.completion.models.rank_features import SlotIndex, context_size  # noqa: PLC0415 kept off start-up
-    from decks.completion.models.rank_model import RankerConfig  # noqa: PLC0415 torch: kept off Django start-up
-
-    p = settle(params, MAIN_RANK_DEFAULTS)
-    for key in ("months", "per_month", "val", "epochs", "batch", "width", "layers", "heads"):
-        if p[key] < 1:
-            raise TrainingError(f"parameter {key} must be at least 1.")
-    if p["width"] % p["heads"]:
-        raise TrainingError(f"parameter width ({p['width']}) must be a multiple of heads ({p['heads']}).")
-    emb = training_embeddings()
-    names = emb.names
-    p["split_date"] = _resolved_split(p["split_date"], names)
-    try:
-        split = split_day(p["split_date"])
-    except ValueError:
-        raise TrainingError(f"parameter split_date {p['split_date']!r} is not a date (YYYY-MM-DD).") from None
-    arrays = deck_arrays(names)
-    train_arrays, _ = split_by_date(arrays, split)
-    if len(train_arrays) < 2:
-        raise TrainingError("Too few training decks: import the deck corpus first (manage.py import_decks).")
-    cards, land = card_features(names), land_mask(names)
-
-    def completer_before(day: int):
-        try:
-            c = build_masked_completer(split_date=str(np.datetime64(int(day), "D")), rank=False, main_rank=False)
-        except NoActiveModel as exc:
-            raise TrainingError(str(exc)) from None
-        return c, SlotIndex(c.vote.fitted, cards, RANK_MAIN)
-
-    config = RankerConfig(slot_features=MAIN_SLOT_FEATURES, context=context_size(len(FORMATS)), width=p["width"],
-                          layers=p["layers"], heads=p["heads"])
-    progress.expect(1)
-    try:
-        tr, val = month_examples_before(train_arrays, split, p["months"], p["per_month"], p["val"], (10, 20, 40),
-                                        completer_before, land, card_popularity(train_arrays, len(names)),
-                                        seed=p["seed"], log=progress.log)
-        model, metrics = fit_main_ranker(tr, val, config, epochs=p["epochs"], batch=p["batch"], lr=p["lr"],
-                                         seed=p["seed"], log=progress.log)
-    except ValueError as exc:
-        raise TrainingError(str(exc)) from None
-    masked = ModelVersion.objects.filter(kind=MASKED, active=True).first()
-    state = {k: v.detach().float().contiguous() for k, v in model.state_dict().items()}
-    cfg = {"format": MAIN_RANK_FORMAT, "board": "main", "model": config.to_dict(), "rank": RANK_MAIN.to_dict(),
-           "slot_features": MAIN_SLOT_FEATURES, "names_sha1": names_sha1(names), "split_date": p["split_date"],
-           "plan": {k: p[k] for k in ("months", "per_month", "val", "epochs", "batch", "lr", "seed")},
-           "deck_masked": masked.version if masked else None}
-    return save_version(MAIN_RANK, state, cfg, metrics=metrics, activate=False,
-                        data_snapshot={"corpus_decks": len(arrays), "train_decks": len(train_arrays),
-                                       "split_date": p["split_date"]},
-                        metadata={"format": MAIN_RANK_FORMAT}, notes=p["notes"] or "")
 
 
 # --- deck_diffusion ------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """A deck-level main-deck ranker over the masked model's and the vote's slot evidence (issue 36, part 3; pure
-numpy + torch, kind ``deck_main_rank``).
+numpy + torch). Measured on the validation month with ``bench.main_rank``: it does not beat the masked model's own main
+deck there (docs/completion.md, "A main-deck ranker"), so it is not a registered kind and the site does not use it;
+``MaskedCompleter.main_ranker`` takes one for the bench.
 
 The masked completer fills the main deck in one round, most probable (card, n-th copy) slot first. This ranker
 re-scores those slots together with the neighbours' other slots, the way ``deckrank`` scores the sideboard:
@@ -11,8 +13,9 @@ re-scores those slots together with the neighbours' other slots, the way ``deckr
   groups, deck context) plus the masked model's (``MASKED_FEATURES``): the slot's log-probability under the
   network and under its neighbour vote (gate 1), whether the masked model's deck holds it, its rank in the masked
   model's order, the copies that deck holds and the deck's land count;
-- **network**: ``rank_model.SlotRanker`` (set attention over the slots and a deck-context token); trained on decks
-  of the months before the validation month, the hidden main cards as targets;
+- **network** (``ResidualRanker``): the masked model's slot logit plus a ``rank_model.SlotRanker`` correction (set
+  attention over the slots and a deck-context token; its last layer starts at zero, so the untrained ranker is the
+  masked model's order); trained on decks of the months before the validation month, the hidden main cards as targets;
 - **assembly** (``MainRanker.fill``): slots in score order into the ``DeckBuilder`` (copy n only after copy n - 1;
   legality, copy limits and the collection are its hard masks; the given cards are in the builder from the start
   and never removed), then the masked model's own round for any slot left, then the builder's fallbacks: always a
@@ -286,14 +289,15 @@ def model_scores(model: SlotRanker, ex: MainExamples) -> np.ndarray:
                                for i in range(0, len(ex), 256)])
 
 
-def fit_main_ranker(tr: MainExamples, val: MainExamples | None, config: RankerConfig, epochs: int = 6,
-                    batch: int = 64, lr: float = 2e-3, seed: int = 0, log=None) -> tuple[SlotRanker, dict]:
+def fit_main_ranker(tr: MainExamples, val: MainExamples | None, config: RankerConfig, epochs: int = 4,
+                    batch: int = 64, lr: float = 3e-4, seed: int = 0, listwise: float = 0.0,
+                    log=None) -> tuple[SlotRanker, dict]:
     """Train the main-deck ranker on ``tr``, the epoch picked by the proxy recall on ``val``; (model, metrics with
     the validation proxy for the model and for the masked model's order, per K)."""
     started = time.perf_counter()
     valid = (lambda m: float(main_recall_proxy(model_scores(m, val), val).mean())) if val is not None else None
     model = train_ranker(tr.X, tr.C, tr.Y, tr.M, config, epochs=epochs, batch=batch, lr=lr, seed=seed, log=log,
-                         valid=valid, model_class=ResidualRanker)
+                         valid=valid, model_class=ResidualRanker, listwise=listwise)
     metrics = {"train_examples": len(tr), "seconds": round(time.perf_counter() - started, 1),
                "parameters": int(sum(p.numel() for p in model.parameters()))}
     if val is not None:
@@ -309,7 +313,8 @@ def fit_main_ranker(tr: MainExamples, val: MainExamples | None, config: RankerCo
 
 
 def main_ranker_from(config: dict, tensors: dict) -> SlotRanker:
-    """The ``SlotRanker`` of a ``deck_main_rank`` version (ValueError when it does not fit this code's features)."""
+    """The ranker saved by ``bench.main_rank --save`` (its JSON config and tensors; ValueError when it does not fit
+    this code's features)."""
     if int(config.get("slot_features", MAIN_SLOT_FEATURES)) != MAIN_SLOT_FEATURES:
         raise ValueError(f"its slots have {config.get('slot_features')} features, this code makes {MAIN_SLOT_FEATURES}")
     model = ResidualRanker(RankerConfig.from_dict({**(config.get("model") or {}), "slot_features": MAIN_SLOT_FEATURES}))

@@ -155,7 +155,7 @@ class MaskedCompleter:
         # the sideboard from the finished main deck instead of the denoiser's sideboard rounds
         self.side_ranker: SlotRanker | None = None
         self.rank_index: SlotIndex | None = None
-        # the main-deck ranker (decks.completion.models.mainrank.MainRanker; kind deck_main_rank): when set, it
+        # a main-deck ranker (decks.completion.models.mainrank.MainRanker; bench.main_rank only): when set, it
         # re-scores the masked model's and the vote's main-deck slots together and fills the main deck
         self.main_ranker = None
 

@@ -99,7 +99,7 @@ def test_any_ranker_keeps_every_given_card_and_a_legal_60(setup):
         assert not Counter(known.tolist()) - Counter(main.tolist())
 
 
-def test_a_ranker_learns_the_hidden_cards_better_than_chance(setup):
+def test_examples_hold_the_hidden_cards_and_the_masked_order_finds_them(setup):
     c, completer, index, land = setup
     rows = np.arange(200, 260)
     fit = completer.vote.fitted
@@ -109,3 +109,23 @@ def test_a_ranker_learns_the_hidden_cards_better_than_chance(setup):
     proxy = mr.main_recall_proxy(mr.masked_order(ex.X), ex)
     shuffled = mr.main_recall_proxy(np.random.default_rng(0).random(ex.Y.shape), ex)
     assert proxy.mean() > shuffled.mean() + 0.05   # the masked order knows the deck
+
+
+def test_an_untrained_residual_ranker_orders_slots_as_the_masked_model(setup):
+    """The residual ranker starts from the masked model's slot logit: before training its order (and so its proxy
+    recall) is the masked model's; a plain ranker's is not."""
+    c, completer, index, land = setup
+    ex = mr.main_examples(completer, index, land, c.arrays, np.arange(230, 260), (10, 30), np.ones(c.V), seed=1)
+    cfg = RankerConfig(slot_features=mr.MAIN_SLOT_FEATURES, context=ex.C.shape[1], width=16, layers=1, heads=2)
+    torch.manual_seed(0)
+    residual = mr.ResidualRanker(cfg).eval()
+    s = mr.model_scores(residual, ex)
+    masked = mr.masked_order(ex.X)
+    logp = ex.X[..., SLOT_FEATURES]
+    for e in range(len(ex)):   # the same order as the masked log-probability on every example
+        m = ex.M[e]
+        order = np.argsort(-logp[e][m], kind="stable")
+        assert (np.diff(s[e][m][order]) <= 1e-9).all()   # a more probable slot never scores lower
+    assert np.allclose(mr.main_recall_proxy(s, ex), mr.main_recall_proxy(masked, ex))
+    plain = SlotRanker(cfg).eval()
+    assert not np.allclose(mr.model_scores(plain, ex), s)
