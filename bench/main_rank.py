@@ -39,12 +39,14 @@ def main() -> int:
     parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--listwise", type=float, default=0.0, help="weight of the listwise loss term (0: BCE only)")
     parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--plain", action="store_true", help="a plain ranker, not a residual on the masked logit")
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--n", type=int, default=200, help="validation-month decks per K for the whole completer")
     parser.add_argument("--held-out", type=int, default=0, help="held-out decks per K (0: none)")
     parser.add_argument("--known", type=int, nargs="+", default=[10, 20, 40])
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--save", default="")
+    parser.add_argument("--out", default="main_rank", help="the results file's name (bench/results/OUT.json)")
     parser.add_argument("--load", default="", help="weights saved by --save: skip the examples and the fit")
     args = parser.parse_args()
 
@@ -118,14 +120,14 @@ def main() -> int:
             with open(cache, "wb") as fh:
                 np.savez(fh, **tr.arrays("tr_"), **val.arrays("val_"))
         model, metrics = fit_main_ranker(tr, val, config, epochs=args.epochs, lr=args.lr, listwise=args.listwise,
-                                         log=log)
+                                         residual=not args.plain, log=log)
         log("fit", metrics)
         doc["fit"] = metrics
         if args.save:
             save_file({k: v.detach().float().contiguous() for k, v in model.state_dict().items()}, args.save)
             Path(args.save + ".json").write_text(json.dumps(
                 {"format": "deck-main-rank-v1", "board": "main", "model": config.to_dict(), "rank": RANK_MAIN.to_dict(),
-                 "slot_features": MAIN_SLOT_FEATURES, "names_sha1": names_sha1(names), "split_date": split,
+                 "slot_features": MAIN_SLOT_FEATURES, "residual": not args.plain, "names_sha1": names_sha1(names), "split_date": split,
                  "plan": {"months": args.months, "per_month": args.per_month, "val": args.val, "epochs": args.epochs},
                  "metrics": metrics}, indent=1))
 
@@ -176,7 +178,9 @@ def main() -> int:
         doc["held_out"]["n"] = args.held_out
         doc["held_out"]["side_ranker"] = completer.rank_version.version if completer.rank_version else None
     doc["seconds"] = round(time.perf_counter() - started, 1)
-    path = write_result(doc, RESULTS / "main_rank.json")
+    doc["recipe"] = {"residual": not args.plain, "width": args.width, "layers": args.layers, "lr": args.lr,
+                     "listwise": args.listwise, "epochs": args.epochs}
+    path = write_result(doc, RESULTS / f"{args.out}.json")
     log(f"wrote {path}")
     return 0
 

@@ -290,14 +290,16 @@ def model_scores(model: SlotRanker, ex: MainExamples) -> np.ndarray:
 
 
 def fit_main_ranker(tr: MainExamples, val: MainExamples | None, config: RankerConfig, epochs: int = 4,
-                    batch: int = 64, lr: float = 3e-4, seed: int = 0, listwise: float = 0.0,
+                    batch: int = 64, lr: float = 3e-4, seed: int = 0, listwise: float = 0.0, residual: bool = True,
                     log=None) -> tuple[SlotRanker, dict]:
     """Train the main-deck ranker on ``tr``, the epoch picked by the proxy recall on ``val``; (model, metrics with
-    the validation proxy for the model and for the masked model's order, per K)."""
+    the validation proxy for the model and for the masked model's order, per K). ``residual`` False: a plain
+    ``SlotRanker`` that learns the order from the features alone."""
     started = time.perf_counter()
     valid = (lambda m: float(main_recall_proxy(model_scores(m, val), val).mean())) if val is not None else None
     model = train_ranker(tr.X, tr.C, tr.Y, tr.M, config, epochs=epochs, batch=batch, lr=lr, seed=seed, log=log,
-                         valid=valid, model_class=ResidualRanker, listwise=listwise)
+                         valid=valid, model_class=ResidualRanker if residual else SlotRanker,
+                         listwise=listwise)
     metrics = {"train_examples": len(tr), "seconds": round(time.perf_counter() - started, 1),
                "parameters": int(sum(p.numel() for p in model.parameters()))}
     if val is not None:
@@ -317,7 +319,8 @@ def main_ranker_from(config: dict, tensors: dict) -> SlotRanker:
     this code's features)."""
     if int(config.get("slot_features", MAIN_SLOT_FEATURES)) != MAIN_SLOT_FEATURES:
         raise ValueError(f"its slots have {config.get('slot_features')} features, this code makes {MAIN_SLOT_FEATURES}")
-    model = ResidualRanker(RankerConfig.from_dict({**(config.get("model") or {}), "slot_features": MAIN_SLOT_FEATURES}))
+    cls = ResidualRanker if config.get("residual", True) else SlotRanker
+    model = cls(RankerConfig.from_dict({**(config.get("model") or {}), "slot_features": MAIN_SLOT_FEATURES}))
     try:
         model.load_state_dict({k: v.float() for k, v in tensors.items()})
     except RuntimeError as exc:
