@@ -73,14 +73,14 @@ class SlotRanker(nn.Module):
 
 def train_ranker(X: np.ndarray, C: np.ndarray, Y: np.ndarray, M: np.ndarray, config: RankerConfig, *,
                  epochs: int = 6, batch: int = 64, lr: float = 2e-3, seed: int = 0, listwise: float = 1.0,
-                 log=None, valid=None) -> SlotRanker:
+                 log=None, valid=None, model_class: type | None = None) -> SlotRanker:
     """Fit a ``SlotRanker`` on padded examples: X float32 [E, S, D], C [E, CTX], Y float32 [E, S] (targets), M bool
     [E, S]. Loss: mean binary cross-entropy over real slots + ``listwise`` x the softmax cross-entropy of the
     targets spread evenly over the true slots (ListNet). ``valid(model) -> float`` is called after each epoch
-    (higher is better) and the best epoch's weights are kept."""
+    (higher is better) and the best epoch's weights are kept. ``model_class``: a ``SlotRanker`` subclass to fit."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = SlotRanker(config)
+    model = (model_class or SlotRanker)(config)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     E = X.shape[0]
     steps = epochs * math.ceil(E / batch)
@@ -142,7 +142,14 @@ def rank_fill(model: SlotRanker | None, index: SlotIndex, b: DeckBuilder, board:
                         known=np.asarray(b.main_known_count, dtype=np.int64))
     if slots.card.size == 0:
         return slots
-    s = score_slots(model, slots)
+    return fill_scored(b, board, slots, score_slots(model, slots))
+
+
+def fill_scored(b: DeckBuilder, board: int, slots: BoardSlots, s: np.ndarray) -> BoardSlots:
+    """Fill one board of ``b`` with ``slots`` in the order of their scores ``s`` (copy n only after copy n - 1; a
+    copy's score is capped at its previous copy's), the builder's limits as hard masks; ``slots.score`` = the
+    scores used."""
+    s = np.asarray(s, dtype=np.float64).copy()
     # a copy may not outrank the copy before it: cumulative minimum over each card's copies in copy order
     order = np.lexsort((slots.copy, slots.card))
     cards_sorted = slots.card[order]

@@ -155,6 +155,9 @@ class MaskedCompleter:
         # the sideboard from the finished main deck instead of the denoiser's sideboard rounds
         self.side_ranker: SlotRanker | None = None
         self.rank_index: SlotIndex | None = None
+        # a main-deck ranker (decks.completion.models.mainrank.MainRanker; bench.main_rank only): when set, it
+        # re-scores the masked model's and the vote's main-deck slots together and fills the main deck
+        self.main_ranker = None
 
     def with_side_ranker(self, model: SlotRanker | None, index: SlotIndex | None) -> "MaskedCompleter":
         """Use ``model`` over ``index`` (built on this completer's corpus) for the sideboard; None: the denoiser's."""
@@ -214,8 +217,10 @@ class MaskedCompleter:
         return cards, scores, False, float(np.clip(left / 2.5, 1.0, 60.0)), 0.0
 
     def _fill_board(self, b: DeckBuilder, f: int, nb: Neighbours, board: int, steps: int,
-                    wide: Neighbours | None = None, given: float = 1.0) -> tuple[int, dict]:
-        """Unmask one board in ``steps`` rounds; returns (rounds run, confidence per added card)."""
+                    wide: Neighbours | None = None, given: float = 1.0, record: dict | None = None) -> tuple[int, dict]:
+        """Unmask one board in ``steps`` rounds; returns (rounds run, confidence per added card). ``record``: a dict
+        given the first round's evidence (``cards``, the slot ``scores`` [C, MAX_ADD], the ``prior`` scores of the
+        neighbour vote, the ``visible`` counts) for the main-deck ranker (``decks.completion.models.mainrank``)."""
         add = b.add_main if board == 0 else b.add_side
         left = (lambda: b.main_left) if board == 0 else (lambda: b.side_left)
         part = "main" if board == 0 else "side"
@@ -243,6 +248,9 @@ class MaskedCompleter:
                                    main_given=given)
                 cand_card = ex.cand_card
                 scores, calibrated = self._scores(ex, votes, vis, gate) if cand_card.size else (None, True)
+                if record is not None and s == 0 and cand_card.size:
+                    record.update(cards=cand_card, scores=scores, visible=vis.copy(),
+                                  prior=scores if gate is not None and gate >= 1.0 else self._scores(ex, votes, vis, 1.0)[0])
                 # token head: the expected number of new distinct cards turns p(token) into a presence probability
                 expected = float(np.clip(np.exp(ex.prior_tok.astype(np.float64)).sum(), 1.0, 60.0))
                 norm = (np.logaddexp.reduce(scores[:, 0][np.isfinite(scores[:, 0])])
@@ -286,12 +294,16 @@ class MaskedCompleter:
         the wider set)."""
         cards, counts = np.unique(np.array(b.main, dtype=np.int64), return_counts=True)
         given = min(1.0, len(b.main) / 60.0)  # the share of the main deck the user gave
+        grouped = nb is not None  # one archetype's decks: the masked model over them alone
         if nb is None:
             nb, wide = self.index.neighbour_sets(cards, counts, f, None, self.params)
         else:
             wide = nb
         report(0.1, "Nearest tournament decks found")
-        rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
+        if self.main_ranker is not None and not grouped:  # the deck-level main-deck ranker over the masked model's evidence
+            rounds, conf_main = self.main_ranker.fill(self, b, f, nb, wide, given)
+        else:
+            rounds, conf_main = self._fill_board(b, f, nb, 0, self.steps, wide, given)
         report(0.6, "Main deck done")
         conf_side: dict[int, float] = {}
         if generate_side and b.side_left > 0 and self.side_ranker is not None:
