@@ -77,7 +77,7 @@ def fit_scale(values_and_wins, grid=None) -> float:
 
 def learned_model():
     """The learned leaf's model, or None when there is none to measure (the learned ways are skipped)."""
-    from gameplay.core.learning.models import shipped_models
+    from gameplay.core.learning.weights import shipped_models
     from gameplay.core.learning.value import ValueModelError
 
     try:

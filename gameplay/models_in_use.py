@@ -17,7 +17,7 @@ import math
 import threading
 import time
 
-from gameplay.core.learning.models import search_models as models_from_files
+from gameplay.core.learning.weights import search_models as models_from_files
 from gameplay.core.search.evaluation import SearchModels
 from ml import registry
 

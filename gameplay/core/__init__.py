@@ -9,7 +9,7 @@ Four packages; imports run one way, down this list (a package imports only itsel
 - ``search``: how a position is scored (``evaluation``: the ``Evaluator`` protocol and the engine's
   evaluation squashed), equivalent actions pruned, flat Monte Carlo, MCTS/PUCT and minimax, root
   parallelism, and the advisor's entry point ``advisor.recommend`` with the levels;
-- ``learning``: the value model, the policy/value network, and ``models``: the ``SearchModels`` built from
+- ``learning``: the value model, the policy/value network, and ``weights``: the ``SearchModels`` built from
   their files (which files, the caller says);
 - ``matches``: players, self-play (it plays search players), round robins between decks and their
   statistics, the yardstick, the review of a played game.

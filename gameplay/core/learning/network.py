@@ -25,7 +25,7 @@ et al. 2017: the prior steers PUCT, the value scores the leaves), on the engine'
   non-finite weights with the reason (``PolicyModelError``).
 
 Pure: no Django; imports ``gameplay.core.engine``, ``search.evaluation`` and ``learning.value`` only. Which version
-is in use the caller says, by its file (``learning.models``; the shell asks the registry: ``gameplay.models_in_use``). torch is imported when a network is built.
+is in use the caller says, by its file (``learning.weights``; the shell asks the registry: ``gameplay.models_in_use``). torch is imported when a network is built.
 """
 from __future__ import annotations
 

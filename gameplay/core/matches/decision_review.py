@@ -31,7 +31,7 @@ advisor does.
 Pure: no Django; imports the engine, the ensemble, the advisor (the old judge), the players' notion of a decision
 worth searching, the value model (the caller's learned models: ``review_game(..., models=...)``, a
 ``search.evaluation.SearchModels``; the shell's are the registry's active versions, ``gameplay.models_in_use``;
-without them the shipped ones, ``learning.models.shipped_models``) and seatview.
+without them the shipped ones, ``learning.weights.shipped_models``) and seatview.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ from gameplay.core.search.evaluation import SearchModels, win_probability
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import Budget
 from gameplay.core.engine.seatview import hidden_names, humanize, recommendation_dict, redact_names
-from gameplay.core.learning.models import shipped_models
+from gameplay.core.learning.weights import shipped_models
 from gameplay.core.learning.value import position_estimate
 
 JUDGES = ("ensemble", "search")

@@ -5,7 +5,7 @@
 ``make_player("net")`` (``NetPlayer``: the network alone, or ``net:<weights file>``) build them from a short spec string.
 The learned models a search player uses are the caller's (``make_player(spec, seed, models=...)``, a
 ``search.evaluation.SearchModels``: the shell's are the registry's active versions, ``gameplay.models_in_use``);
-without them, the shipped ones (``learning.models.shipped_models``: the shipped value model, no network).
+without them, the shipped ones (``learning.weights.shipped_models``: the shipped value model, no network).
 
 Pure: no Django; imports the engine, the search (pruning, base, the advisor) and learning (the network, the models
 built from files) only.
@@ -21,7 +21,7 @@ from typing import Callable, Protocol
 from gameplay.core.search.advisor import LEVELS, VOTE_LEVELS, recommend
 from gameplay.core.engine.adapter import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
 from gameplay.core.engine.honest import HonestStats, honest_ai_action
-from gameplay.core.learning.models import shipped_models
+from gameplay.core.learning.weights import shipped_models
 from gameplay.core.learning.network import evaluator_at
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig

@@ -28,7 +28,7 @@ looks nothing up): its ``evaluator``, a policy/value network that every level th
 PUCT, its value at the leaves; None: as before the network), its ``leaf_model`` for the ``learned`` level's leaves
 and its ``load_evaluator`` for root parallelism's worker processes. The shell builds the ones in use once per
 request or job (``gameplay.models_in_use.search_models()``, from the registry's active versions); a bench builds
-its own from files (``gameplay.core.learning.models.search_models``).
+its own from files (``gameplay.core.learning.weights.search_models``).
 
 Pure: no Django; imports the engine and the search package only. Used by the
 play page's advisor (streams ``on_progress``), the search players and the benches.

@@ -2,7 +2,7 @@
 
 The search imports nothing of ``gameplay.core.learning``: the learned models reach it as one argument,
 ``SearchModels`` (built once by the caller: the shell from the registry's active versions, a bench from files;
-``gameplay.core.learning.models.search_models``), never through a global. Two shapes, both protocols (any object
+``gameplay.core.learning.weights.search_models``), never through a global. Two shapes, both protocols (any object
 with the method will do):
 
 - ``Evaluator``: ``predict(state, seat, actions) -> (a probability per action, P(seat wins))``, the
@@ -77,7 +77,7 @@ def leaf_value(models: SearchModels, leaf: str) -> Callable[[object, int], float
     ``models.leaf_model``; ValueError without one), else the engine's evaluation squashed."""
     if leaf == "learned" and models.leaf_model is None:
         raise ValueError("leaf='learned' needs the value model: pass models with a leaf_model "
-                         "(gameplay.core.learning.models.search_models)")
+                         "(gameplay.core.learning.weights.search_models)")
     if models.evaluator is not None:
         evaluator = models.evaluator
         return lambda game, seat: evaluator.predict(game.state(), seat, [])[1]

@@ -163,7 +163,7 @@ def test_player_specs_name_the_network_to_search_with(evaluator):
     measures the search with and without it side by side); without a suffix a search player searches with the
     caller's models (none given: the shipped ones, no network); ``net`` alone is the caller's network, else the
     shipped file; a typo is refused."""
-    from gameplay.core.learning.models import search_models
+    from gameplay.core.learning.weights import search_models
     from gameplay.core.matches.players import SHIPPED_NET, make_player
 
     mine = search_models().with_evaluator(evaluator)

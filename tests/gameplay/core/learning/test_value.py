@@ -6,7 +6,7 @@ import pytest
 
 from gameplay.core.matches import selfplay
 from gameplay.core.learning import value
-from gameplay.core.learning.models import search_models, shipped_models
+from gameplay.core.learning.weights import search_models, shipped_models
 from gameplay.core.search.advisor import recommend
 from gameplay.core.search.base import Budget, SearchConfig
 from gameplay.core.learning.value import FEATURES, ValueModel, ValueModelError, features, fit, swap_sides
@@ -117,7 +117,7 @@ def test_a_missing_model_says_how_to_make_one(tmp_path, monkeypatch):
 
 
 def test_the_models_built_from_files_take_the_file_given_then_the_shipped_one(tmp_path, monkeypatch):
-    """``learning.models.search_models``: the value model in the file given, else the shipped one (a given file that
+    """``learning.weights.search_models``: the value model in the file given, else the shipped one (a given file that
     went missing gives way; one that cannot be read is an error); no network without a readable file; the models
     cross to a worker process (pickled) and load the same file there."""
     import pickle
