@@ -77,11 +77,11 @@ def fit_scale(values_and_wins, grid=None) -> float:
 
 def learned_model():
     """The learned leaf's model, or None when there is none to measure (the learned ways are skipped)."""
-    from gameplay.core.learning.active import value_model
+    from gameplay.core.learning.weights import shipped_models
     from gameplay.core.learning.value import ValueModelError
 
     try:
-        return value_model()
+        return shipped_models().leaf_model()  # the shipped file (or MTG_GAME_VALUE_WEIGHTS): the bench names its model
     except ValueModelError:
         return None
 
@@ -90,7 +90,7 @@ def play_one(job: dict) -> list[dict]:
     """One engine-vs-engine game; every turn start scored every way (runs in a worker)."""
     from gameplay.core.engine.honest import honest_ai_action
     from gameplay.core.search.base import Search, SearchConfig
-    from gameplay.core.search.evaluation import win_probability
+    from gameplay.core.search.evaluation import SearchModels, win_probability
 
     model = learned_model()
 
@@ -122,7 +122,7 @@ def play_one(job: dict) -> list[dict]:
                 if cfg.get("leaf") == "learned" and model is None:
                     continue
                 search = Search(game, me, config=SearchConfig(prior_level=None, **cfg), seed=det_seed, actions=[],
-                                state=state, leaf_model=lambda: model)
+                                state=state, models=SearchModels(leaf_model=lambda: model))
                 c = time.process_time()
                 try:
                     copy = search.load(0)  # the same determinization and engine seed for every rollout

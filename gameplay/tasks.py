@@ -9,11 +9,10 @@ from django.core.cache import cache
 
 from gameplay.carddb import get_engine
 from gameplay.core.engine.adapter import PhaseEngine
-from gameplay.core.learning import active
-from gameplay.core.learning.network import evaluator_at
 from gameplay.core.matches import yardstick as strength
 from gameplay.core.search.parallel import search_part as run_part
 from gameplay.core.matches.selfplay import pool_decisions
+from gameplay.models_in_use import search_models
 from gameplay.play import PROTOCOL_VERSION, advice, session
 from plumbing.recovery import max_attempts
 
@@ -92,8 +91,9 @@ def enqueue_advice(game_id, revision: int, *, level=None, algorithm=None, second
 @shared_task(name="gameplay.search_part", soft_time_limit=300)
 def search_part(part: dict) -> dict:
     """One part of a root-parallel search (``gameplay.core.search.parallel``) on this worker's engine: its root
-    statistics, which the caller sums with its own."""
-    return run_part(get_engine(), part, load_evaluator=evaluator_at, leaf_model=active.value_model)
+    statistics, which the caller sums with its own. The network the part names is loaded by its path; the learned
+    leaf is the value model in use here."""
+    return run_part(get_engine(), part, models=search_models().with_evaluator(None))
 
 
 def spread_over_workers(parts: list[dict]) -> list:
@@ -128,8 +128,9 @@ def advice_spread(budget) -> tuple[int, object]:
 
 @shared_task(name="gameplay.policy_game", soft_time_limit=600)
 def policy_game(job: dict) -> list:
-    """One self-play game for the policy/value network on this worker's engine: (index, decision records, error)."""
-    return list(pool_decisions({**job, "engine": get_engine()}))
+    """One self-play game for the policy/value network on this worker's engine: (index, decision records, error);
+    a search player searches with the learned models in use."""
+    return list(pool_decisions({**job, "engine": get_engine()}, models=search_models()))
 
 
 def policy_games_over_workers(jobs: list[dict]):
@@ -148,4 +149,5 @@ def strength_game(job: dict, player: str, cards: dict, card_data: str | None = N
     """One game of the paired strength yardstick (``bench/game_strength.py --pool --celery``): ``player`` in
     the job's seat, on the card database file ``card_data`` (the bench's, on a shared disk) or this worker's.
     A game is a pure function of its job, so a copy redelivered after a worker died plays it again."""
-    return strength.play(_engine_over(card_data) if card_data else get_engine(), job, player, cards)
+    return strength.play(_engine_over(card_data) if card_data else get_engine(), job, player, cards,
+                         models=search_models())

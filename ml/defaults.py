@@ -14,7 +14,7 @@ SHIPPED_KINDS = ("card_embeddings", "deck_masked", "deck_rank", "deck_diffusion"
 # kinds that work without a version: deck_masked completes with the neighbour vote (its prior) until one exists,
 # so register_models does not train a quick one (manage.py models train deck_masked trains the real one)
 OPTIONAL_KINDS = ("deck_masked", "deck_rank",  # deck_rank: without it the denoiser builds the sideboard
-                  "game_value")  # without a version the game uses the shipped file (gameplay.core.learning.active)
+                  "game_value")  # without a version the game uses the shipped file (gameplay.models_in_use)
 SCOPED_KINDS = ("draft_bot",)  # one active version per scope (e.g. "neural:BLB"), all shipped
 WEIGHTS_DIR = Path(settings.BASE_DIR) / "ml" / "weights"
 MANIFEST = WEIGHTS_DIR / "manifest.json"

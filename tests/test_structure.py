@@ -267,3 +267,151 @@ def test_a_planted_setting_default_is_found(tmp_path):
     (tmp_path / "plumbing").mkdir()
     (tmp_path / "plumbing" / "x.py").write_text('a = settings.A\nb = getattr(settings, "B", 3)\n')
     assert settings_read_with_a_default(tmp_path) == ["plumbing/x.py:2"]
+
+
+# --- the game core keeps no state (issue 37) ---------------------------------------------------------------------
+# The models a search uses are built once by the shell (gameplay.models_in_use) and passed down; no module of
+# gameplay.core remembers which model is in use, or anything else, between calls. Module-level state is: a
+# lowercase name bound to a container or to a call (an object), a name a function rebinds (``global``), a
+# module-level name a function changes (an item set or deleted, an attribute set, a mutating method called), and a
+# memo (``functools.lru_cache``/``cache``). The few that stay are named here, each with why it may.
+
+GAME_CORE = Path("gameplay") / "core"
+ALLOWED_STATE = {
+    # pure, bounded memos of immutable loaded files, keyed by (path, modification time): never "which one is in use"
+    "gameplay.core.engine.decks._load": "the sample decks file, read once per version of the file (2 kept)",
+    "gameplay.core.learning.value._cached": "a value model's weights, loaded once per file version (4 kept)",
+    "gameplay.core.learning.network._cached": "a policy/value network's weights, loaded once per file version (4 kept)",
+    # pools of workers, reused by later calls: resources, not models
+    "gameplay.core.search.ensemble._pools": "the ensemble's thread pools, one per size",
+    "gameplay.core.search.ensemble._pools_lock": "the lock of those pools",
+    "gameplay.core.search.parallel._pools": "root parallelism's process pools, one per card data and size",
+    "gameplay.core.search.parallel._pool_lock": "the lock of those pools",
+    # a worker process's own engine (and progress queue), set by its pool's initializer: the only way a
+    # ProcessPoolExecutor hands its workers what they build once
+    "gameplay.core.search.parallel._W_ENGINE": "a root-parallel worker process's engine",
+    "gameplay.core.search.parallel._W_QUEUE": "a root-parallel worker process's progress queue",
+    "gameplay.core.matches.roundrobin._pool_engine": "a gauntlet worker process's engine",
+    "gameplay.core.matches.selfplay._pool_engine": "a self-play worker process's engine",
+}
+MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "bytearray"}
+MUTATORS = {"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "add",
+            "discard", "set", "put", "sort", "reverse"}
+MEMOS = {"lru_cache", "cache"}
+STATELESS_CALLS = {"getLogger", "compile", "frozenset", "tuple", "TypeVar", "namedtuple"}  # a logger, a regex, ...
+SHELL_LIBRARIES = ("django", "celery", "channels", "rest_framework")
+
+
+def _is_constant_name(name: str) -> bool:
+    return name.lstrip("_").replace("_", "").isupper() or not name.strip("_0123456789")
+
+
+def _mutable(value: ast.expr | None) -> bool:
+    if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+        return True
+    return (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))
+            and (value.func.id if isinstance(value.func, ast.Name) else value.func.attr) in MUTABLE_CALLS)
+
+
+def _decorator_name(node: ast.expr) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def module_state(source: str, module: str) -> dict[str, str]:
+    """``{module.name: what makes it state}`` of one module's source (see above)."""
+    tree = ast.parse(source)
+    found: dict[str, str] = {}
+    top: set[str] = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        for target in targets:
+            for name in [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]:
+                top.add(name)
+                if name.startswith("__") and name.endswith("__"):
+                    continue
+                if _mutable(value) and not _is_constant_name(name):
+                    found[f"{module}.{name}"] = "a module-level container"
+                elif (isinstance(value, ast.Call) and not _is_constant_name(name)
+                      and _decorator_name(value) not in STATELESS_CALLS):
+                    found[f"{module}.{name}"] = "a module-level object"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            for name in node.names:
+                found[f"{module}.{name}"] = "rebound by a function (global)"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_decorator_name(d) in MEMOS for d in node.decorator_list):
+                found[f"{module}.{node.name}"] = "a memo (lru_cache)"
+            for inner in ast.walk(node):
+                base = None
+                if isinstance(inner, (ast.Subscript, ast.Attribute)) and isinstance(inner.ctx, (ast.Store, ast.Del)):
+                    base = inner.value
+                elif (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                      and inner.func.attr in MUTATORS):
+                    base = inner.func.value
+                if isinstance(base, ast.Name) and base.id in top:
+                    found.setdefault(f"{module}.{base.id}", "changed by a function")
+    return found
+
+
+def game_core_state(root: Path = ROOT) -> dict[str, str]:
+    found = {}
+    for path in sorted((root / GAME_CORE).rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        found.update(module_state(path.read_text(), module))
+    return found
+
+
+def game_core_shell_imports(root: Path = ROOT) -> list[str]:
+    """Imports (anywhere in a module, a function's included) of the shell from gameplay.core: ``gameplay.*``
+    outside ``gameplay.core``, Django, Celery, Channels, DRF."""
+    bad = []
+    for path in sorted((root / GAME_CORE).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for name in names:
+                    shell = ((name == "gameplay" or name.startswith("gameplay.")) and not _under(name, "gameplay.core")
+                             or any(_under(name, lib) for lib in SHELL_LIBRARIES))
+                    if shell:
+                        bad.append(f"{path.relative_to(root)}:{node.lineno}: {name}")
+    return bad
+
+
+def test_the_game_core_keeps_no_module_state():
+    """No module of gameplay.core holds state between calls (which model is in use, a cache, a switch) but the
+    memos of loaded files and the worker pools ``ALLOWED_STATE`` names; it imports nothing of the shell."""
+    found = game_core_state()
+    extra = {name: why for name, why in found.items() if name not in ALLOWED_STATE}
+    assert not extra, ("module-level state in gameplay.core (the shell builds what a search uses and passes it down; "
+                       f"a memo of loaded files or a pool may be named in ALLOWED_STATE): {extra}")
+    stale = sorted(set(ALLOWED_STATE) - set(found))
+    assert not stale, f"ALLOWED_STATE names state that is gone (remove it): {stale}"
+    shell = game_core_shell_imports()
+    assert not shell, f"gameplay.core imports the shell: {shell}"
+
+
+def test_planted_game_core_state_is_found(tmp_path):
+    """The checker itself: each kind of state planted in a core module is found, a constant is not, and an import
+    of the shell (in a function too) is found."""
+    core = tmp_path / GAME_CORE / "learning"
+    core.mkdir(parents=True)
+    (core / "planted.py").write_text(
+        "import functools\nimport logging\nimport threading\n"
+        "LEVELS = {'a': 1}\nWORDS = ('x', 'y')\n_NAMES = frozenset({'a'})\n"
+        "_value = None\n_network = Resolver()\n_seen: dict = {}\nREGISTRY = {}\n_lock = threading.Lock()\n"
+        "log = logging.getLogger(__name__)\n\n"
+        "def set_model(fn):\n    global _value\n    _value = fn\n\n"
+        "def register(name, fn):\n    REGISTRY[name] = fn\n\n"
+        "@functools.lru_cache(maxsize=None)\ndef load(path):\n    return path\n\n"
+        "def shell():\n    from gameplay.models_in_use import search_models  # noqa: PLC0415 planted\n"
+        "    return search_models()\n")
+    (core / "clean.py").write_text("from gameplay.core.search.evaluation import SearchModels\n"
+                                   "NO_MODELS = SearchModels()\n__all__ = ['NO_MODELS']\n")
+    found = game_core_state(tmp_path)
+    m = "gameplay.core.learning.planted"
+    assert found == {f"{m}._value": "rebound by a function (global)", f"{m}._network": "a module-level object",
+                     f"{m}._seen": "a module-level container", f"{m}.REGISTRY": "changed by a function",
+                     f"{m}._lock": "a module-level object", f"{m}.load": "a memo (lru_cache)"}
+    assert game_core_shell_imports(tmp_path) == ["gameplay/core/learning/planted.py:26: gameplay.models_in_use"]

@@ -9,11 +9,14 @@ Four packages; imports run one way, down this list (a package imports only itsel
 - ``search``: how a position is scored (``evaluation``: the ``Evaluator`` protocol and the engine's
   evaluation squashed), equivalent actions pruned, flat Monte Carlo, MCTS/PUCT and minimax, root
   parallelism, and the advisor's entry point ``advisor.recommend`` with the levels;
-- ``learning``: the value model, the policy/value network, and ``active``: the versions the shell's
-  registry names (the one place that remembers them);
+- ``learning``: the value model, the policy/value network, and ``weights``: the ``SearchModels`` built from
+  their files (which files, the caller says);
 - ``matches``: players, self-play (it plays search players), round robins between decks and their
   statistics, the yardstick, the review of a played game.
 
-A learned model reaches the search as an argument (``recommend(evaluator=..., leaf_model=...)``), passed by
-a caller above it; the search never imports ``learning``.
+The learned models reach the search as one argument (``recommend(..., models=SearchModels(...))``, as OpenSpiel
+passes one evaluator to its bot), built once by the shell (``gameplay.models_in_use``: the registry's active
+versions) or a bench (from files) and passed down through the players, the review and the advisor; the search
+never imports ``learning``. No module here keeps state that says which model is in use
+(``tests/test_structure.py`` forbids module-level mutable state, but for the few memos and pools it names).
 """

@@ -35,6 +35,7 @@ from gameplay.core.search.advisor import LEVELS
 from gameplay.core.engine.adapter import DIFFICULTIES
 from gameplay.core.engine.decks import sample_decks
 from gameplay.core.matches.players import make_player
+from gameplay.models_in_use import search_models
 from gameplay.gauntlet.models import GauntletGame, GauntletRun
 from gameplay.models import EngineCard
 from plumbing import recovery
@@ -297,7 +298,7 @@ def _play(engine, run: GauntletRun, game: GauntletGame) -> dict:
     decks = [core.expand(d["cards"]) for d in run.decks]
     try:
         return core.play_match(engine, decks[game.seat0_deck], decks[game.seat1_deck], seed=game.seed,
-                               player=run.player, max_decisions=run.max_decisions)
+                               player=run.player, max_decisions=run.max_decisions, models=search_models())
     except Exception as exc:  # not an engine error: a bug somewhere; the run still carries on
         log.exception("gauntlet %s game %s crashed", run.pk, game.index)
         return {"winner": None, "turns": None, "decisions": None, "seconds": None, "cut": False,

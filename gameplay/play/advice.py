@@ -7,6 +7,7 @@ of what the person can see, the action most chose, ``gameplay.core.search.adviso
 ``hidden_names``; :func:`advise_state` is the API's synchronous advice over a posted engine state. A
 newer request, or the person's next action, stops a running search (``session.advice_wanted``). Spreading
 a long search over Celery workers is the caller's to offer (``spread_for``: ``gameplay.tasks.advice_spread``).
+The learned models in use (``gameplay.models_in_use.search_models``) are built once per request and passed down.
 """
 from __future__ import annotations
 
@@ -20,13 +21,13 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from gameplay.core.search import advisor
-from gameplay.core.learning import active
 from gameplay.core.learning.value import ValueModelError, position_detail, spread
 from gameplay.core.engine.adapter import BadState, EngineError, EnginePanic, determinize
 from gameplay.core.search.algorithms import ALGORITHMS
 from gameplay.core.search.base import Budget
 from gameplay.core.engine.seatview import hidden_names, recommendation_dict
 from gameplay.models import PlayedGame
+from gameplay.models_in_use import search_models
 from gameplay.play import PROTOCOL_VERSION, PlayError
 from gameplay.play.session import advice_wanted, get_engine, load_game, send_to_game
 from plumbing import live
@@ -147,10 +148,11 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
     except (EngineError, PlayError) as exc:
         return fail(f"the position cannot be searched: {exc}", 500)
     keys = {a.key for a in legal}
+    models = search_models()  # the learned models in use, once for this request
     head.update(level=chosen.level, algorithm=_algorithm_name(chosen),
                 budget={"seconds": budget.seconds, "simulations": budget.simulations},
                 **(_spread_fields(None) | {"position_estimate": None} if chosen.kind == "vote" else  # on its copies
-                   _position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value"))))
+                   _position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value"), models)))
     last = [0.0]
 
     def on_progress(rec):
@@ -167,7 +169,7 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
         return None
     send({**head, "done": False, "recommendation": None})
     try:
-        rec = _advise(search_game, seat, chosen, rng.randrange(2 ** 31), spread_for, on_progress)
+        rec = _advise(search_game, seat, chosen, rng.randrange(2 ** 31), spread_for, models, on_progress)
     except AdviceCancelled:
         return None
     except EnginePanic as exc:
@@ -192,18 +194,17 @@ def _algorithm_name(chosen: AdviceSettings) -> str:
     return f"vote+{chosen.algorithm}" if advisor.VOTE_LEVELS[advisor.resolve_level(chosen.level)[1]].search else "vote"
 
 
-def _advise(game, seat, chosen: AdviceSettings, seed: int, spread_for: SpreadFor | None, on_progress=None):
-    """One piece of advice: the level's vote (and its search where it splits), or the search spread by
-    ``spread_for`` (a search level)."""
-    models = active.search_models()
+def _advise(game, seat, chosen: AdviceSettings, seed: int, spread_for: SpreadFor | None, models, on_progress=None):
+    """One piece of advice with the learned ``models`` (``SearchModels``): the level's vote (and its search where it
+    splits), or the search spread by ``spread_for`` (a search level)."""
     if chosen.kind == "vote":
         return advisor.advise(game, seat, advisor.resolve_level(chosen.level)[1], seed=seed, on_progress=on_progress,
-                              algorithm=chosen.algorithm, budget=chosen.budget, config=chosen.config,
-                              evaluator=models["evaluator"], leaf_model=models["leaf_model"],
-                              position_model=_position_model())
+                              algorithm=chosen.algorithm, budget=chosen.budget, config=chosen.config, models=models,
+                              position_model=_position_model(models))
     workers, spread = spread_for(chosen.budget) if spread_for is not None else (1, None)
     return advisor.recommend(game, seat, algorithm=chosen.algorithm, budget=chosen.budget, seed=seed,
-                             workers=workers, spread=spread, on_progress=on_progress, config=chosen.config, **models)
+                             workers=workers, spread=spread, on_progress=on_progress, config=chosen.config,
+                             models=models)
 
 
 def _rec_dict(rec, head: dict, keys, names=None, seat=None) -> dict:
@@ -218,11 +219,11 @@ def _rec_dict(rec, head: dict, keys, names=None, seat=None) -> dict:
     return recommendation_dict(rec, keys, names, seat, head.get("position_estimate"))
 
 
-def _position_model():
+def _position_model(models):
     """The value model's P(win) of a copy as a person is shown it (calibrated), for a vote to estimate the position
     on its own copies (None: no model)."""
     try:
-        model = active.value_model()
+        model = models.leaf_model()
     except ValueModelError:
         return None
     return model.shown_probability
@@ -238,10 +239,10 @@ def _spread_fields(found: dict | None, copies=None) -> dict:
             "position_uncertain": bool(found["uncertain"])}
 
 
-def _position_estimate(engine, state, seat, rng) -> dict:
+def _position_estimate(engine, state, seat, rng, models) -> dict:
     """The calibrated value model's P(win) of the position for ``seat`` on re-dealt copies (never the real hidden
     cards), with its spread over the copies: the head's ``position_*`` fields (estimate None without a model)."""
-    found = position_detail(engine, state, seat, rng, model=active.value_model)
+    found = position_detail(engine, state, seat, rng, model=models.leaf_model)
     return {"position_estimate": None if found is None else round(found["estimate"], 4), **_spread_fields(found)}
 
 
@@ -269,14 +270,15 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
         raise PlayError("the game in this state is over", 400)
     if not legal:
         raise PlayError(f"seat {seat} has no decision in this state (seats to act: {game.seats_to_act()})", 400)
+    models = search_models()  # the learned models in use, once for this request
     try:
-        rec = _advise(game, seat, chosen, seed, spread_for)
+        rec = _advise(game, seat, chosen, seed, spread_for, models)
     except EnginePanic as exc:
         raise PlayError(f"the rules engine crashed while searching: {exc}", 500) from None
     except (EngineError, ValueError) as exc:
         raise PlayError(f"the search failed: {exc}", 500) from None
     head = (_spread_fields(None) | {"position_estimate": None} if chosen.kind == "vote" else
-            _position_estimate(engine, game.state(), seat, random.Random(seed)))
+            _position_estimate(engine, game.state(), seat, random.Random(seed), models))
     out = _rec_dict(rec, head, {a.key for a in legal})
     out.update(**{k: v for k, v in head.items() if k.startswith("position_")}, seat=seat,
                level=chosen.level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,

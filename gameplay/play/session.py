@@ -34,6 +34,7 @@ from django.db import transaction
 
 from gameplay import carddb
 from gameplay.core.matches.players import make_player
+from gameplay.models_in_use import search_models
 from gameplay.core.engine.adapter import MAIN_PHASES, Action, BadState, EngineError, EnginePanic, Game, IllegalAction
 from gameplay.core.engine.seatview import humanize, log_entries
 from gameplay.models import PlayedGame
@@ -194,7 +195,7 @@ class Outcome:
 
 
 def _opponent(row: PlayedGame):
-    return make_player(row.opponent, seed=(row.seed + row.decisions) % (2 ** 31))
+    return make_player(row.opponent, seed=(row.seed + row.decisions) % (2 ** 31), models=search_models())
 
 
 # "Pass until ...": the person's priority is passed for them (stack empty, passing offered) until

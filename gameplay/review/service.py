@@ -12,6 +12,7 @@ from django.utils import timezone
 from gameplay.carddb import get_engine
 from gameplay.core.engine.adapter import EngineError
 from gameplay.core.matches.decision_review import ReviewSettings, review_game
+from gameplay.models_in_use import search_models
 from gameplay.models import PlayedGame
 from gameplay.play import PlayError
 from gameplay.play.choice import check_deck
@@ -102,7 +103,7 @@ def _review(game: PlayedGame, review: ReviewSettings, progress) -> dict:
         raise PlayError("a deck of this game is no longer playable by the engine")
     decks = (human, ai) if game.human_seat == 0 else (ai, human)
     return review_game(get_engine(), decks, game.moves, seed=game.seed, first_player=game.first_player,
-                       seat=game.human_seat, settings=review, on_progress=progress)
+                       seat=game.human_seat, settings=review, on_progress=progress, models=search_models())
 
 
 def _finish(rows, *, result: dict | None = None, error: str = "") -> dict | None:

@@ -3,7 +3,8 @@
 Engine self-play between the sample decks, both seats played by the imitated engine AI (VeryHard), records
 every real decision (``selfplay.decision_records``); the network learns the AI's choice (cross-entropy over
 the offered actions) and the game's winner (binary cross-entropy, from both seats' sides of each position).
-With ``imitate="search:<level>"`` both seats are the search player (with the active network, if any), and a
+With ``imitate="search:<level>"`` both seats are the search player (with the active network, if any, where the
+games are played in this process or on the Celery workers; spawned processes play with the shipped models), and a
 searched decision's target is the search's root visit counts instead (AlphaZero's round: ``policy_target``).
 Games are played in local processes, or as Celery tasks (``celery``: ``gameplay.tasks.policy_games``) so that
 they fan out over the workers. Plain functions that ``manage.py models train game_policy_net`` and the training
@@ -23,10 +24,10 @@ from django.conf import settings
 
 from gameplay import carddb
 from gameplay.training import value as value_training
-from gameplay.core.learning import active
 from gameplay.core.learning import network as policy
 from gameplay.core.matches import selfplay
 from gameplay.core.engine.decks import sample_decks
+from gameplay.models_in_use import search_models
 from ml import registry
 from ml.kinds import ConfigError, TrainingError, need, settle
 from ml.models import ModelVersion
@@ -53,7 +54,8 @@ def play(games: int, seed: int, workers: int, progress: Progress, *, imitate: st
     plays them in this process; more, in spawned processes; ``celery``, as tasks on the Celery workers."""
     def here(jobs):
         engine = carddb.get_engine()
-        return (selfplay.pool_decisions({**job, "engine": engine}) for job in jobs)
+        models = search_models()  # the learned models in use, once for these games
+        return (selfplay.pool_decisions({**job, "engine": engine}, models=models) for job in jobs)
 
     runner = here if workers == 1 else None
     if celery:
@@ -98,7 +100,7 @@ def samples(records: list[dict], teacher: float = 0.0) -> tuple[list, list, np.n
     the acting seat's side (with its actions), then from the other seat's (value only). A value target is the
     winner, mixed with the share ``teacher`` of the 36-feature value model's P(win) of the position (trained on
     165 games' outcomes: a few dozen games are too few outcomes for the network's value alone)."""
-    model = active.value_model() if teacher else None
+    model = search_models().leaf_model() if teacher else None
     out, targets, won = [], [], []
     for r in records:
         target = float(r["won"])
@@ -234,12 +236,6 @@ def register(net, info: dict, notes: str = "") -> ModelVersion:
         raise
 
 
-def active_net_weights() -> str | None:
-    """The weights file of the active ``game_policy_net`` version (None: none active): the resolver of
-    ``gameplay.core.learning.active``, set by ``GameplayConfig.ready``."""
-    return value_training.active_weights(KIND)
-
-
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     net, info = fit(params, progress)
     return register(net, info, params.get("notes") or "")
@@ -259,7 +255,7 @@ def evaluate(version: ModelVersion, params: dict, progress: Progress) -> dict:
                            imitate=imitate)
     if not records:
         raise TrainingError("no finished game to evaluate on" + (f" ({failed[0]})" if failed else ""))
-    out = policy.score(evaluator, records, active.value_model())
+    out = policy.score(evaluator, records, search_models().leaf_model())
     progress.metric("accuracy", out["net_accuracy"])
     return out
 

@@ -170,18 +170,6 @@ def register(model: value.ValueModel, notes: str = "") -> ModelVersion:
         raise
 
 
-def active_value_weights() -> str | None:
-    """The weights file of the active ``game_value`` version of the model registry (None: none active): the
-    value resolver of ``gameplay.core.learning.active``, set by ``GameplayConfig.ready``."""
-    return active_weights(KIND)
-
-
-def active_weights(kind: str) -> str | None:
-    """The weights file of ``kind``'s active version (None: none active)."""
-    version = registry.active_version(kind, required=False)
-    return str(registry.resolve_path(version.weights_path)) if version is not None else None
-
-
 def train(params: dict, progress: Progress, scope: str = "") -> ModelVersion:
     """``fit``, then ``register`` (an inactive version); with ``out`` the weights are also written there (e.g. the
     shipped ``ml/weights/game_value.safetensors``: ``value.DEFAULT_WEIGHTS``)."""

@@ -25,7 +25,7 @@ et al. 2017: the prior steers PUCT, the value scores the leaves), on the engine'
   non-finite weights with the reason (``PolicyModelError``).
 
 Pure: no Django; imports ``gameplay.core.engine``, ``search.evaluation`` and ``learning.value`` only. Which version
-is active the shell says (``gameplay.core.learning.active``). torch is imported when a network is built.
+is in use the caller says, by its file (``learning.weights``; the shell asks the registry: ``gameplay.models_in_use``). torch is imported when a network is built.
 """
 from __future__ import annotations
 
@@ -336,7 +336,7 @@ def tensor_shapes(width: int, layers: int, heads: int) -> dict:
 # What the search uses
 
 class NetEvaluator:
-    """The network as the search's prior and leaf value (``gameplay.core.search.base.Search(evaluator=...)``)."""
+    """The network as the search's prior and leaf value (``SearchModels.evaluator``, ``gameplay.core.search.evaluation``)."""
 
     def __init__(self, net, info: dict | None = None, path: str | None = None):
         self.net, self.info, self.path = net, info or {}, path

@@ -24,7 +24,8 @@ copies with its spread (``position_detail``: "uncertain" when the copies disagre
 
 Trained on self-play positions (``gameplay.core.matches.selfplay``) by ``manage.py models train game_value``
 (``gameplay/training/value.py``); measured against the static evaluation and rollouts by
-``bench/eval_quality.py``. Which version is in use the shell says (``gameplay.core.learning.active``).
+``bench/eval_quality.py``. Which version is in use the caller says, by its file (``learning.weights``; the shell
+asks the registry: ``gameplay.models_in_use``).
 Pure: no Django; imports ``gameplay.core.engine`` and ``gameplay.core.search.evaluation`` only.
 """
 from __future__ import annotations
@@ -310,7 +311,7 @@ def spread(estimates: list[float]) -> dict:
 
 def position_detail(engine, state: dict, seat: int, rng, *, model, determinizations: int = 4) -> dict | None:
     """P(``seat`` wins) of a position by the value model ``model()`` returns (the caller's: e.g.
-    ``gameplay.core.learning.active.value_model``), calibrated (``ValueModel.shown_probability``), without peeking:
+    ``SearchModels.leaf_model``, ``gameplay.core.learning.weights``), calibrated (``ValueModel.shown_probability``), without peeking:
     over ``determinizations`` copies whose hidden cards (the opponent's hand, both libraries) are re-dealt from
     what ``seat`` cannot see, as :func:`spread` gives it (mean, lowest, highest, ``uncertain``). None when no
     model is installed or the engine cannot load a copy. About 40 ms a copy (the load dominates)."""

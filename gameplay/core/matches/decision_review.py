@@ -29,7 +29,9 @@ see is discarded (the ensemble), and every text naming such a card is redacted (
 advisor does.
 
 Pure: no Django; imports the engine, the ensemble, the advisor (the old judge), the players' notion of a decision
-worth searching, the value model (with the active one, ``learning.active``) and seatview.
+worth searching, the value model (the caller's learned models: ``review_game(..., models=...)``, a
+``search.evaluation.SearchModels``; the shell's are the registry's active versions, ``gameplay.models_in_use``;
+without them the shipped ones, ``learning.weights.shipped_models``) and seatview.
 """
 from __future__ import annotations
 
@@ -43,11 +45,11 @@ from gameplay.core.search.advisor import LEVELS, recommend
 from gameplay.core.engine.adapter import MAIN_PHASES, Action, EngineError, Game, determinize
 from gameplay.core.matches.players import worth_searching
 from gameplay.core.search.ensemble import EnsembleConfig, ensemble_vote
-from gameplay.core.search.evaluation import win_probability
+from gameplay.core.search.evaluation import SearchModels, win_probability
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import Budget
 from gameplay.core.engine.seatview import hidden_names, humanize, recommendation_dict, redact_names
-from gameplay.core.learning import active
+from gameplay.core.learning.weights import shipped_models
 from gameplay.core.learning.value import position_estimate
 
 JUDGES = ("ensemble", "search")
@@ -158,15 +160,17 @@ def mark_mistakes(decisions: list[dict], margin: float, *, played_share: float =
 
 def review_game(engine, decks: Sequence[Sequence[str]], moves: Sequence[Sequence], *, seed: int, first_player: int,
                 seat: int, settings: ReviewSettings | None = None,
-                on_progress: Callable[[int, int], None] | None = None) -> dict:
+                on_progress: Callable[[int, int], None] | None = None, models: SearchModels | None = None) -> dict:
     """The review of a finished game for ``seat``: the win estimate at the start of each of its turns, each
     reviewed decision (played vs the judge's choice, the vote's shares and the values, the better line) and the
     mistakes.
 
     ``decks``: seat 0's and seat 1's main decks, one name per copy; ``moves``: [seat, action key] in order, as
-    the game recorded them. ``on_progress(done, total)`` is called as the decisions are judged. Raises
-    EngineError when the game cannot be rebuilt."""
+    the game recorded them. ``on_progress(done, total)`` is called as the decisions are judged. ``models``: the
+    learned models (the value model of the win estimates, and the old judge's search's; None: ``shipped_models()``).
+    Raises EngineError when the game cannot be rebuilt."""
     settings = settings or ReviewSettings()
+    models = models or shipped_models()
     rng = random.Random(f"review:{seed}:{seat}")
     total = sum(1 for who, _ in moves if who == seat)
     turns: dict[int, float] = {}
@@ -179,7 +183,8 @@ def review_game(engine, decks: Sequence[Sequence[str]], moves: Sequence[Sequence
         state = None
         if game.turn not in turns:
             state = game.state()
-            estimate = position_estimate(engine, state, seat, rng, model=active.value_model, determinizations=settings.determinizations)
+            estimate = position_estimate(engine, state, seat, rng, model=models.leaf_model,
+                                         determinizations=settings.determinizations)
             if estimate is not None:
                 turns[game.turn] = round(estimate, 4)
         if worth_reviewing(game, seat, legal):
@@ -187,7 +192,7 @@ def review_game(engine, decks: Sequence[Sequence[str]], moves: Sequence[Sequence
                 skipped += 1
             else:
                 judge = _judge_decision if settings.judge == "ensemble" else _review_decision
-                decision = judge(engine, game, seat, key, legal, state or game.state(), settings, rng)
+                decision = judge(engine, game, seat, key, legal, state or game.state(), settings, rng, models)
                 if decision is not None:
                     decision["move"] = index
                     decisions.append(decision)
@@ -202,7 +207,7 @@ def review_game(engine, decks: Sequence[Sequence[str]], moves: Sequence[Sequence
 
 
 def _judge_decision(engine, game: Game, seat: int, key: str, legal: list[Action], state: dict,
-                    settings: ReviewSettings, rng: random.Random) -> dict | None:
+                    settings: ReviewSettings, rng: random.Random, models: SearchModels) -> dict | None:
     """One decision judged by the ensemble: the vote, the shares of the move played and of the choice (equivalent
     actions counted as one), and the value gap on the vote's copies when the vote is split or the choice is not
     the move played."""
@@ -230,7 +235,7 @@ def _judge_decision(engine, game: Game, seat: int, key: str, legal: list[Action]
     played_value = best_value = None
     if not same and vote.states:
         played_value, best_value = _values(engine, vote.states[:max(1, settings.value_copies)], seat, played, best)
-    estimate = position_estimate(engine, state, seat, rng, model=active.value_model,
+    estimate = position_estimate(engine, state, seat, rng, model=models.leaf_model,
                                  determinizations=settings.determinizations)
     return {"turn": game.turn, "phase": game.phase, "estimate": None if estimate is None else round(estimate, 4),
             "played": shown(played.plain), "played_key": key, "played_share": played_share,
@@ -261,7 +266,7 @@ def _values(engine, states: list[dict], seat: int, *actions: Action) -> tuple[fl
 
 
 def _review_decision(engine, game: Game, seat: int, key: str, legal: list[Action], state: dict,
-                     settings: ReviewSettings, rng: random.Random) -> dict | None:
+                     settings: ReviewSettings, rng: random.Random, models: SearchModels) -> dict | None:
     """One decision judged by the old search: the advisor's search on a re-dealt copy, with the move played kept
     among its candidates and ``settings.simulations`` for each candidate."""
     level = LEVELS[settings.level]
@@ -276,10 +281,11 @@ def _review_decision(engine, game: Game, seat: int, key: str, legal: list[Action
     try:
         copy = engine.load(determinize(state, seat, rng))
         rec = recommend(copy, seat, algorithm=level["algorithm"], budget=budget, seed=rng.randrange(2 ** 31),
-                        config=level["config"], include=[played], **active.search_models())
+                        config=level["config"], include=[played], models=models)
     except EngineError:
         return None  # a position the engine cannot copy back (docs/game-advice.md): not reviewed
-    estimate = position_estimate(engine, state, seat, rng, model=active.value_model, determinizations=settings.determinizations)
+    estimate = position_estimate(engine, state, seat, rng, model=models.leaf_model,
+                                 determinizations=settings.determinizations)
     shown = recommendation_dict(rec, {a.key for a in legal}, names, seat, estimate)
     values = {a["key"]: a["value"] for a in shown["alternatives"]}
     return {"turn": game.turn, "phase": game.phase, "estimate": shown["win_estimate"],

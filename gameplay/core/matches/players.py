@@ -1,10 +1,14 @@
 """Players: anything that chooses an action for a seat. Used by play-vs-AI, the gauntlet and benches.
 
 ``make_player("engine:Medium")``, ``make_player("random")`` and ``make_player("search:default")``
-(``SearchPlayer`` at one of the advisor's ``LEVELS``, with the active policy/value network when there is one) and
+(``SearchPlayer`` at one of the advisor's ``LEVELS``, with the caller's learned models) and
 ``make_player("net")`` (``NetPlayer``: the network alone, or ``net:<weights file>``) build them from a short spec string.
+The learned models a search player uses are the caller's (``make_player(spec, seed, models=...)``, a
+``search.evaluation.SearchModels``: the shell's are the registry's active versions, ``gameplay.models_in_use``);
+without them, the shipped ones (``learning.weights.shipped_models``: the shipped value model, no network).
 
-Pure: no Django; imports the engine, the search (pruning, base, the advisor) and learning (the network, the active models) only.
+Pure: no Django; imports the engine, the search (pruning, base, the advisor) and learning (the network, the models
+built from files) only.
 """
 from __future__ import annotations
 
@@ -17,11 +21,12 @@ from typing import Callable, Protocol
 from gameplay.core.search.advisor import LEVELS, VOTE_LEVELS, recommend
 from gameplay.core.engine.adapter import DIFFICULTIES, ENGINE_LEVELS, MAIN_PHASES, Action, Game
 from gameplay.core.engine.honest import HonestStats, honest_ai_action
-from gameplay.core.learning import active
+from gameplay.core.learning.weights import shipped_models
 from gameplay.core.learning.network import evaluator_at
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
 from gameplay.core.search.base import SIM_ERRORS, Budget, Recommendation, SearchConfig
 from gameplay.core.search.ensemble import EnsembleConfig, EnsembleStats, ensemble_vote
+from gameplay.core.search.evaluation import SearchModels
 
 
 class Player(Protocol):
@@ -159,9 +164,12 @@ class SearchPlayer:
     ``game_seconds`` is a per-game bank of this player's CPU time (like a chess clock: the engine's
     choices it defers to count too): each search may use at most its budget and what is left in the
     bank; with the bank empty the player defers.
+
+    ``models``: the learned models it searches with (``SearchModels``; None: ``shipped_models()``); an
+    ``evaluator`` override (the spec's ``+net``) replaces their policy/value network (None: none).
     """
 
-    def __init__(self, level: str = "default", seed: int = 0, **overrides):
+    def __init__(self, level: str = "default", seed: int = 0, *, models: SearchModels | None = None, **overrides):
         if level not in LEVELS:
             raise ValueError(f"unknown search level {level!r}; use one of: {', '.join(LEVELS)}")
         spec = {**LEVELS[level], **overrides}
@@ -178,7 +186,9 @@ class SearchPlayer:
         self.game_seconds: float | None = spec.get("game_seconds")
         self.defer_low: str | None = spec.get("defer_low")  # the cheaper AI once the bank is spent
         self.contest: str | None = spec.get("contest")      # search only where this level disagrees
-        self.evaluator = spec.get("evaluator", "active")    # the policy/value network ("active": the one in use)
+        self.models: SearchModels = models or shipped_models()
+        if "evaluator" in spec:  # this network, whatever the caller's models hold
+            self.models = self.models.with_evaluator(spec["evaluator"])
         self.seed = seed
         self.rng = random.Random(seed)  # the honest copies the engine's AI decides on (``honest_ai_action``)
         self.honest = HonestStats()
@@ -240,8 +250,7 @@ class SearchPlayer:
         search_cpu = time.process_time()
         rec = recommend(game, seat, algorithm=self.algorithm, budget=budget, seed=self.seed * 100_003 + self.calls,
                         workers=self.workers, config=self.config, hint=strong, include=[other] if other else None,
-                        evaluator=active.network() if self.evaluator == "active" else self.evaluator,
-                        leaf_model=active.value_model, load_evaluator=evaluator_at)
+                        models=self.models)
         spent = time.process_time() - search_cpu
         self.bank_spent += time.process_time() - cpu
         self.last = rec
@@ -264,6 +273,11 @@ class SearchPlayer:
                                      "simulations": rec.simulations})
             return rec.action
         return strong
+
+    @property
+    def evaluator(self):
+        """The policy/value network it searches with (None: none)."""
+        return self.models.evaluator
 
 
 class NetPlayer:
@@ -300,11 +314,11 @@ def modelling(config: SearchConfig, opponent_level: str | None) -> SearchConfig:
 SHIPPED_NET = Path(__file__).resolve().parents[2] / "weights" / "game_policy_net.safetensors"
 
 
-def _search_player(arg: str, seed: int) -> SearchPlayer:
+def _search_player(arg: str, seed: int, models: SearchModels | None = None) -> SearchPlayer:
     """``search:<level>`` or ``search:<level>@<engine level>`` (the opponent is known to play that AI), either
     with ``+net`` (the network shipped in gameplay/weights/) or ``+net=<weights file>``: the search with that
-    policy/value network whatever is active. Without a suffix the level searches with the active network, if any
-    (none outside the site: the benches' ``search:<level>`` is the search without it)."""
+    policy/value network whatever ``models`` hold. Without a suffix the level searches with ``models``' network,
+    if any (none in the shipped models: the benches' ``search:<level>`` is the search without it)."""
     arg, plus, net = (arg or "default").partition("+")
     extra = {}
     if plus:
@@ -313,21 +327,26 @@ def _search_player(arg: str, seed: int) -> SearchPlayer:
             raise ValueError(f"unknown search suffix {'+' + net!r}; use +net or +net=<weights file>")
         extra["evaluator"] = evaluator_at(path or SHIPPED_NET)
     level, _, model = arg.partition("@")
-    player = SearchPlayer(level or "default", seed=seed, opponent_model=model or None, **extra)
+    player = SearchPlayer(level or "default", seed=seed, models=models, opponent_model=model or None, **extra)
     if plus:
         player.name += "+" + net
     return player
 
 
 
-# The player kinds: name -> factory(argument, seed).
-FACTORIES: dict[str, Callable[[str, int], Player]] = {
-    "random": lambda arg, seed: RandomPlayer(seed),
-    "engine": lambda arg, seed: EnginePlayer(arg or "Medium", seed),
-    "ensemble": _ensemble_player,
-    "advisor": _advisor_player,
+def _net_player(arg: str, seed: int, models: SearchModels | None = None) -> NetPlayer:
+    """``net:<weights file>``, or ``net``: the network of ``models``, else the shipped one."""
+    return NetPlayer(evaluator_at(arg) if arg else ((models.evaluator if models else None) or evaluator_at(SHIPPED_NET)))
+
+
+# The player kinds: name -> factory(argument, seed, models).
+FACTORIES: dict[str, Callable[[str, int, SearchModels | None], Player]] = {
+    "random": lambda arg, seed, models: RandomPlayer(seed),
+    "engine": lambda arg, seed, models: EnginePlayer(arg or "Medium", seed),
+    "ensemble": lambda arg, seed, models: _ensemble_player(arg, seed),
+    "advisor": lambda arg, seed, models: _advisor_player(arg, seed),
     "search": _search_player,
-    "net": lambda arg, seed: NetPlayer(evaluator_at(arg) if arg else (active.network() or evaluator_at(SHIPPED_NET))),
+    "net": _net_player,
 }
 
 
@@ -362,14 +381,15 @@ def describe_player(spec: str) -> str:
     return str(spec)
 
 
-def make_player(spec: str, seed: int = 0) -> Player:
+def make_player(spec: str, seed: int = 0, models: SearchModels | None = None) -> Player:
     """Build a player from ``kind[:argument]`` (``random``, ``engine:Hard``, ``ensemble:VeryHard:8``,
-    ``advisor:vote``, ``search:default``; the peeking bench reference ``engine:VeryHard!peek``)."""
+    ``advisor:vote``, ``search:default``; the peeking bench reference ``engine:VeryHard!peek``). ``models``: the
+    learned models a search or network player uses (None: ``shipped_models()``)."""
     kind, _, arg = (spec or "").partition(":")
     factory = FACTORIES.get(kind)
     if factory is None:
         raise ValueError(f"unknown player {spec!r}; use one of: {', '.join(sorted(FACTORIES))}")
-    return factory(arg, seed)
+    return factory(arg, seed, models)
 
 
 def play_game(game: Game, players: tuple[Player, Player], *, max_decisions: int = 5000,

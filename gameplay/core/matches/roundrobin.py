@@ -6,7 +6,7 @@
   (seat 0 always starts) as often as the other. With an odd ``K`` the last game has no mirror.
   Games are ordered round by round over the pairs, so a half-finished run covers every pair.
 * :func:`play_match` plays one game between two main decks with two players built from one spec
-  (``engine:Medium``, ``random``, ``search:fast`` ...). An engine error (a Rust panic included)
+  (``engine:Medium``, ``random``, ``search:fast`` ...; a search player with the caller's ``models``). An engine error (a Rust panic included)
   is returned as the game's ``error``: the caller records it and the gauntlet carries on.
 * :func:`aggregate` turns finished games into a win-rate matrix (row deck against column deck)
   with Wilson 95% intervals, overall standings and the first seat's edge.
@@ -37,6 +37,7 @@ from common.figures import new_figure
 from common.stats import Z95, wilson
 from gameplay.core.engine.adapter import EngineError, PhaseEngine
 from gameplay.core.matches.players import make_player, play_game
+from gameplay.core.search.evaluation import SearchModels
 
 DRAW_POLICY = "a draw (or a game cut at the decision cap) counts half a win for each deck"
 BASIC_LANDS = frozenset({"Plains", "Island", "Swamp", "Mountain", "Forest", "Wastes", "Snow-Covered Plains",
@@ -97,8 +98,9 @@ def expand(cards: Iterable[Sequence]) -> list[str]:
 
 
 def play_match(engine, deck0: Sequence[str], deck1: Sequence[str], *, seed: int, player: str = "engine:Medium",
-               max_decisions: int = 5000) -> dict:
-    """Play one game (seat 0 starts) between two main decks, both seats played by ``player``.
+               max_decisions: int = 5000, models: SearchModels | None = None) -> dict:
+    """Play one game (seat 0 starts) between two main decks, both seats played by ``player`` (a search player with
+    the learned ``models``; None: the shipped ones).
 
     Returns ``{"winner": seat | None, "turns", "decisions", "seconds", "cut", "error"}``: ``cut`` when
     the decision cap ended the game, ``error`` (a message) when the engine failed; then the game is
@@ -119,7 +121,7 @@ def play_match(engine, deck0: Sequence[str], deck1: Sequence[str], *, seed: int,
 
     try:
         game = engine.new_game(list(deck0), list(deck1), seed=seed, first_player=0)
-        players = (make_player(player, seed * 2), make_player(player, seed * 2 + 1))
+        players = (make_player(player, seed * 2, models), make_player(player, seed * 2 + 1, models))
         result = play_game(game, players, max_decisions=max_decisions, on_decision=on_decision)
         over = game.result()
     except EngineError as exc:

@@ -20,6 +20,7 @@ from gameplay.core.engine.honest import honest_ai_action
 from gameplay.core.learning.network import slim_state
 from gameplay.core.learning.value import features, swap_sides
 from gameplay.core.matches.players import make_player
+from gameplay.core.search.evaluation import SearchModels
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
 
 RECORD_PHASES = ("PreCombatMain", "PostCombatMain")
@@ -72,10 +73,10 @@ def pool_init(card_data_path: str) -> None:
     _pool_engine = PhaseEngine(card_data_path)
 
 
-def _pool_job(play, job: dict) -> tuple[int, list[dict], str | None]:
+def _pool_job(play, job: dict, **extra) -> tuple[int, list[dict], str | None]:
     try:
         rows = play(job.get("engine") or _pool_engine, job["deck0"], job["deck1"], seed=job["seed"],
-                    levels=tuple(job["levels"]))
+                    levels=tuple(job["levels"]), **extra)
     except Exception as exc:  # noqa: BLE001
         return job["index"], [], f"{type(exc).__name__}: {str(exc)[:200]}"
     for row in rows:
@@ -90,15 +91,18 @@ def pool_rows(job: dict) -> tuple[int, list[dict], str | None]:
 
 
 def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int, levels=("VeryHard", "VeryHard"),
-                     imitate: str | None = None, max_decisions: int = 3000) -> list[dict]:
+                     imitate: str | None = None, max_decisions: int = 3000,
+                     models: SearchModels | None = None) -> list[dict]:
     """Play one game between ``levels`` (engine AIs, or a search player ``search:<level>``: AlphaZero-style
     self-play); return a record per real decision of a seat played by ``imitate`` (None: of both seats):
     ``{"state": slim_state, "seat", "actions": [offered, pruned, as dicts], "choice": index of the action played
     among them (None when the AI chose outside them: a four-creature attack), "visits": the search's root visits
     per offered action (only where a search player searched: the AlphaZero policy target), "value_x": [the 36
-    features from the seat's side, from the other's], "turn", "won": 1/0}``. None when the game is drawn or cut."""
+    features from the seat's side, from the other's], "turn", "won": 1/0}``. None when the game is drawn or cut.
+    ``models``: the learned models the search players search with (None: the shipped ones)."""
     game = engine.new_game(deck_a, deck_b, seed=seed)
-    searchers = {s: make_player(level, seed=seed * 2 + s) for s, level in enumerate(levels) if level.startswith("search")}
+    searchers = {s: make_player(level, seed=seed * 2 + s, models=models) for s, level in enumerate(levels)
+                 if level.startswith("search")}
     rng = random.Random(seed)  # the honest copies the engine's AIs decide on
     records = []
     for seat in _turns(game, max_decisions):
@@ -138,6 +142,7 @@ def decision_records(engine, deck_a: list[str], deck_b: list[str], *, seed: int,
     return records
 
 
-def pool_decisions(job: dict) -> tuple[int, list[dict], str | None]:
-    """``decision_records`` of one game in the pool (``pool_init``), or on ``job["engine"]`` (a Celery worker's)."""
-    return _pool_job(decision_records, job)
+def pool_decisions(job: dict, models: SearchModels | None = None) -> tuple[int, list[dict], str | None]:
+    """``decision_records`` of one game in the pool (``pool_init``), or on ``job["engine"]`` (a Celery worker's);
+    ``models`` as there (a process of the pool plays with the shipped ones)."""
+    return _pool_job(decision_records, job, models=models)

@@ -23,6 +23,7 @@ from common.stats import sign_test, sprt_path, wilson
 from gameplay.core.matches.roundrobin import expand
 from gameplay.core.matches.players import make_player, play_game
 from gameplay.core.search.ensemble import EnsembleConfig
+from gameplay.core.search.evaluation import SearchModels
 
 BASELINE = "engine:VeryHard"
 
@@ -75,22 +76,24 @@ class _Timed:
             self.decisions += 1
 
 
-def play(engine, job: dict, player: str, cards: dict[str, list], *, on_turn=None) -> dict:
+def play(engine, job: dict, player: str, cards: dict[str, list], *, on_turn=None,
+         models: SearchModels | None = None) -> dict:
     """Play ``job`` with ``player`` (a ``make_player`` spec) in our seat; ``cards``: deck name -> [[card, n]].
     ``job["workers"]`` (optional): the threads an ensemble player asks its copies on, its first batch included (1
     where the bench runs a game per core, so no more engine searches run at once than there are cores). ``on_turn("ours" | "opponent")``
-    is called as each decision starts.
+    is called as each decision starts. ``models``: the learned models a search player searches with (None: the
+    shipped ones).
 
     Returns the job with ``player``, ``winner`` (a seat, None for a draw or a game cut at the decision cap),
     ``score`` (1, 0.5, 0 for us), turns, decisions, whole-game and our player's CPU seconds, and ``error``
     when the engine failed (the game then counts as a draw and is reported)."""
     seat = job["ours_seat"]
-    chosen = make_player(player, seed=job["seed"])
+    chosen = make_player(player, seed=job["seed"], models=models)
     if job.get("workers") and isinstance(getattr(chosen, "config", None), EnsembleConfig):
         # every batch that wide, the first too (a vote under a wall budget asks its first min_copies at once)
         chosen.config = dataclasses.replace(chosen.config, workers=int(job["workers"]), first_batch=int(job["workers"]))
     ours = _Timed(chosen, "ours", on_turn)
-    theirs = _Timed(make_player(job["opponent"], seed=job["seed"] + 1), "opponent", on_turn)
+    theirs = _Timed(make_player(job["opponent"], seed=job["seed"] + 1, models=models), "opponent", on_turn)
     players = (ours, theirs) if seat == 0 else (theirs, ours)
     c0 = time.process_time()
     error, result = None, {"winner": None, "turns": None, "decisions": None}

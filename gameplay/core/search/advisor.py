@@ -23,10 +23,12 @@ Monte Carlo, MCTS or minimax) on this process, or root parallelism over processe
 (``gameplay.core.search.parallel``). ``LEVELS`` name the settings a person (the play page's advice) or a
 player (``gameplay.core.matches.players.SearchPlayer``) picks from.
 
-The caller passes the learned models (the search looks nothing up): ``evaluator``, a policy/value network that
-every level then searches with (its prior in PUCT, its value at the leaves; None: as before the network),
-``leaf_model`` for the ``learned`` level's leaves and ``load_evaluator`` for root parallelism's worker processes
-(``gameplay.core.learning.active.search_models()`` gives the ones in use).
+The caller passes the learned models as one argument, ``models`` (``search.evaluation.SearchModels``; the search
+looks nothing up): its ``evaluator``, a policy/value network that every level then searches with (its prior in
+PUCT, its value at the leaves; None: as before the network), its ``leaf_model`` for the ``learned`` level's leaves
+and its ``load_evaluator`` for root parallelism's worker processes. The shell builds the ones in use once per
+request or job (``gameplay.models_in_use.search_models()``, from the registry's active versions); a bench builds
+its own from files (``gameplay.core.learning.weights.search_models``).
 
 Pure: no Django; imports the engine and the search package only. Used by the
 play page's advisor (streams ``on_progress``), the search players and the benches.
@@ -45,7 +47,7 @@ from gameplay.core.search.parallel import recommend_parallel
 from gameplay.core.search.pruning import prune_actions
 from gameplay.core.search.algorithms import ALGORITHMS, make_search
 from gameplay.core.search.base import Budget, Recommendation, SearchConfig
-from gameplay.core.search.evaluation import Evaluator, EvaluatorLoader, LeafModelSource, win_probability
+from gameplay.core.search.evaluation import SearchModels, win_probability
 
 # Levels, like Magarena's AI levels: an algorithm, a budget, processes, and how SearchPlayer uses
 # them: ``defer`` is the engine AI whose choice is the default (and ``defer_low`` once the per-game
@@ -150,8 +152,7 @@ def forced_recommendation(action: Action, start: float, algorithm: str, estimate
 def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget | None = None, seed: int = 0,
               workers: int = 1, on_progress: Callable[[Recommendation], None] | None = None,
               config: SearchConfig | None = None, hint: Action | None = None,
-              include: list[Action] | None = None, spread=None, evaluator: Evaluator | None = None,
-              leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None,
+              include: list[Action] | None = None, spread=None, models: SearchModels | None = None,
               determinizations: list[dict] | None = None, candidates: list[Action] | None = None
               ) -> Recommendation:
     """The best action for ``seat`` now, the expected line, a win estimate and the alternatives.
@@ -164,9 +165,9 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
     ``include`` are actions that must stay among the candidates when ``max_candidates`` cuts them.
     ``workers > 1`` is root parallelism: on this machine's processes, or through ``spread`` (a function
     that starts part payloads elsewhere, e.g. on Celery workers; see ``gameplay.core.search.parallel``).
-    ``evaluator``: the policy/value network to search with (None: none); ``leaf_model``: what returns the value
-    model (needed by ``config.leaf == "learned"``); ``load_evaluator``: how a worker process loads ``evaluator``
-    from its path (needed with ``evaluator`` and ``workers > 1``). ``determinizations``: the copies to search on
+    ``models``: the learned models (``SearchModels``: the policy/value network to search with, None: none; what
+    returns the value model, needed by ``config.leaf == "learned"``; how a worker process loads the network from its
+    path, needed with a network and ``workers > 1``). ``determinizations``: the copies to search on
     (an ensemble vote's ``Vote.states``; the search then runs here, on exactly those, whatever ``workers``);
     ``candidates``: the root actions to weigh (default: every distinct legal action).
     """
@@ -196,11 +197,10 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
     if workers and workers > 1 and not determinizations:
         return recommend_parallel(game, seat, algorithm=algorithm, budget=budget, seed=seed, workers=workers,
                                   on_progress=on_progress, config=config, hint=hint, actions=actions, start=start,
-                                  include=include, spread=spread, evaluator=evaluator, leaf_model=leaf_model,
-                                  load_evaluator=load_evaluator)
+                                  include=include, spread=spread, models=models)
     search = make_search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
-                         on_progress=on_progress, hint=hint, actions=actions, include=include, evaluator=evaluator,
-                         leaf_model=leaf_model, determinizations=determinizations)
+                         on_progress=on_progress, hint=hint, actions=actions, include=include, models=models,
+                         determinizations=determinizations)
     search.start = start
     return search.run()
 
@@ -208,8 +208,7 @@ def recommend(game: Game, seat: int, *, algorithm: str = "mcts", budget: Budget 
 def advise(game: Game, seat: int, level: str | None = None, *, seed: int = 0,
            on_progress: Callable[[Recommendation], None] | None = None, stats: EnsembleStats | None = None,
            algorithm: str | None = None, budget: Budget | None = None, config: SearchConfig | None = None,
-           workers: int = 1, spread=None, evaluator: Evaluator | None = None,
-           leaf_model: LeafModelSource | None = None, load_evaluator: EvaluatorLoader | None = None,
+           workers: int = 1, spread=None, models: SearchModels | None = None,
            position_model: PositionModel | None = None) -> Recommendation:
     """The advisor's answer for ``seat`` at ``level`` (an ``advice_levels()`` name; None: ``DEFAULT_LEVEL``).
 
@@ -221,21 +220,20 @@ def advise(game: Game, seat: int, level: str | None = None, *, seed: int = 0,
     ``position_model`` see ``vote_recommend``. ``game`` is never changed. ValueError for an unknown level.
     """
     kind, name = resolve_level(level)
-    models = {"evaluator": evaluator, "leaf_model": leaf_model}
     if kind == "search":
         spec = LEVELS[name]
         return recommend(game, seat, algorithm=algorithm or spec["algorithm"], budget=budget or spec["budget"],
                          config=config or spec["config"], seed=seed, workers=workers, spread=spread,
-                         on_progress=on_progress, load_evaluator=load_evaluator, **models)
+                         on_progress=on_progress, models=models)
     return vote_recommend(game, seat, name, seed=seed, on_progress=on_progress, stats=stats, algorithm=algorithm,
-                          budget=budget, config=config, position_model=position_model, **models)
+                          budget=budget, config=config, position_model=position_model, models=models)
 
 
 def vote_recommend(game: Game, seat: int, level: str = DEFAULT_LEVEL, *, seed: int = 0,
                    on_progress: Callable[[Recommendation], None] | None = None, stats: EnsembleStats | None = None,
                    algorithm: str | None = None, budget: Budget | None = None, config: SearchConfig | None = None,
-                   evaluator: Evaluator | None = None, leaf_model: LeafModelSource | None = None,
-                   position_model: PositionModel | None = None) -> Recommendation:
+                   models: SearchModels | None = None, position_model: PositionModel | None = None
+                   ) -> Recommendation:
     """A ``VOTE_LEVELS`` level's answer (see ``advise``): the vote, and the search where it splits.
     ``position_model`` (a learned value model's P(win) of a copy) gives ``stats["vote"]["position"]`` on the vote's
     copies, no load of its own (else the engine's evaluation, squashed)."""
@@ -264,8 +262,8 @@ def vote_recommend(game: Game, seat: int, level: str = DEFAULT_LEVEL, *, seed: i
 
         searched = recommend(game, seat, algorithm=algorithm or level_["algorithm"], budget=budget or level_["budget"],
                              config=config or level_["config"], seed=seed, hint=vote.action,
-                             on_progress=progress if on_progress is not None else None, evaluator=evaluator,
-                             leaf_model=leaf_model, determinizations=vote.states, candidates=chosen)
+                             on_progress=progress if on_progress is not None else None, models=models,
+                             determinizations=vote.states, candidates=chosen)
     rec = _vote_answer(vote, searched, level, start, estimate=position, final=True)
     if on_progress is not None:
         on_progress(rec)

@@ -15,14 +15,17 @@ replays a handful of actions; equivalent actions are pruned (``gameplay.core.sea
 decisions are never searched; the engine's own attack/block prompts already restrict attacker
 subsets. A search never touches the game it is given.
 
-A learned evaluator plugs in from outside (``evaluator``: any object with ``predict(state, seat, actions) ->
-(a probability per action, P(seat wins))``, ``gameplay.core.search.evaluation.Evaluator``, e.g. ``gameplay.core.learning.network.NetEvaluator``): its prior replaces the engine's choice as the
-PUCT prior (the engine's choice stays the default to beat) and orders the candidates ``max_candidates`` keeps,
-and its value scores the leaves where the tree stops (``net_rollout``: after the rollout instead). An engine error inside a simulation
+The learned models plug in from outside, as one argument (``models``: ``gameplay.core.search.evaluation.SearchModels``).
+Its ``evaluator`` (any object with ``predict(state, seat, actions) -> (a probability per action, P(seat wins))``,
+``gameplay.core.search.evaluation.Evaluator``, e.g. ``gameplay.core.learning.network.NetEvaluator``): its prior
+replaces the engine's choice as the PUCT prior (the engine's choice stays the default to beat) and orders the
+candidates ``max_candidates`` keeps, and its value scores the leaves where the tree stops (``net_rollout``: after
+the rollout instead). The leaf value is chosen once per search (``evaluation.leaf_value``: the network's, else the
+value model's for ``leaf="learned"``, else the engine's evaluation squashed). An engine error inside a simulation
 (a panic, an action the engine refuses) drops that simulation and the search goes on.
 
-Imports the engine, ``search.pruning`` and ``search.evaluation`` only: a learned model is passed in
-(``evaluator``; ``leaf_model`` for ``leaf="learned"``), never looked up.
+Imports the engine, ``search.pruning`` and ``search.evaluation`` only: the learned models are passed in
+(``models``), never looked up.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from typing import Callable
 from gameplay.core.engine.adapter import (DIFFICULTIES, GAME_OVER, MAIN_PHASES, Action, EngineError, Game, IllegalAction,
                                   determinize)
 from gameplay.core.search.pruning import ObjectLookup, prune_actions, signature
-from gameplay.core.search.evaluation import Evaluator, LeafModelSource, win_probability
+from gameplay.core.search.evaluation import NO_MODELS, SearchModels, leaf_value
 
 LEAVES = ("engine", "learned")
 
@@ -83,7 +86,7 @@ class SearchConfig:
     max_steps: int = 800                 # a rollout longer than this many decisions is cut
     rescue_policy: str | None = None     # the AI that takes over a seat whose cheap policy stalls (see _policy)
     leaf: str = "engine"                 # what scores a cut rollout: "engine" (its evaluation, squashed) or
-                                         # "learned" (the value model the caller passes as leaf_model;
+                                         # "learned" (the value model of the caller's models.leaf_model;
                                          # bench/eval_quality.py)
     net_rollout: bool = False            # with an evaluator: play the rollout before its value (else none)
 
@@ -195,17 +198,16 @@ class Search:
     def __init__(self, game: Game, seat: int, *, budget: Budget | None = None, seed: int = 0,
                  config: SearchConfig | None = None, on_progress: Callable[[Recommendation], None] | None = None,
                  hint: Action | None = None, state: dict | None = None, actions: list[Action] | None = None,
-                 include: list[Action] | None = None, evaluator: Evaluator | None = None,
-                 leaf_model: LeafModelSource | None = None, determinizations: list[dict] | None = None):
+                 include: list[Action] | None = None, models: SearchModels | None = None,
+                 determinizations: list[dict] | None = None):
         self.engine = game.engine
-        self.evaluator = evaluator
+        self.models = models or NO_MODELS
+        self.evaluator = self.models.evaluator
         self.seat = seat
         self.cfg = config or SearchConfig()
         if determinizations:  # given copies (an ensemble's): exactly these, simulation i on copy i % len
             self.cfg = replace(self.cfg, determinizations=len(determinizations))
-        if self.cfg.leaf == "learned" and leaf_model is None:
-            raise ValueError("leaf='learned' needs the value model: pass leaf_model (e.g. learning.active.value_model)")
-        self.leaf_model = leaf_model
+        self._leaf = leaf_value(self.models, self.cfg.leaf)  # ValueError: leaf="learned" without a value model
         self.budget = budget or Budget(seconds=1.0)
         if self.budget.seconds is None and self.budget.simulations is None:
             self.budget = Budget(simulations=16)
@@ -290,12 +292,7 @@ class Search:
         done = self._outcome(game)
         if done is not None:
             return done
-        if self.evaluator is not None:
-            return self.evaluator.predict(game.state(), self.seat, [])[1]
-        if self.cfg.leaf == "learned":
-            return self.leaf_model().win_probability(game.state(), self.seat, game.evaluate(self.seat),
-                                                        game.evaluate(1 - self.seat))
-        return win_probability(game.evaluate(self.seat))
+        return self._leaf(game, self.seat)
 
     def advance(self, game: Game, *, in_tree: bool) -> tuple[str, list[Action]]:
         """Play forced actions and the other seat's moves until our next real choice.

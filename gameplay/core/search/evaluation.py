@@ -1,7 +1,9 @@
 """How the search scores a position: the engine's evaluation squashed, or a learned model the caller passes in.
 
-The search imports nothing of ``gameplay.core.learning``: a learned model reaches it as an argument, never
-through a global. Two shapes, both protocols (any object with the method will do):
+The search imports nothing of ``gameplay.core.learning``: the learned models reach it as one argument,
+``SearchModels`` (built once by the caller: the shell from the registry's active versions, a bench from files;
+``gameplay.core.learning.weights.search_models``), never through a global. Two shapes, both protocols (any object
+with the method will do):
 
 - ``Evaluator``: ``predict(state, seat, actions) -> (a probability per action, P(seat wins))``, the
   policy/value network (``gameplay.core.learning.network.NetEvaluator``): its prior steers PUCT, its
@@ -13,10 +15,12 @@ through a global. Two shapes, both protocols (any object with the method will do
   at each leaf so that a model that cannot be loaded costs that simulation, as any engine error does.
 
 Without either, a leaf is ``win_probability(game.evaluate(seat))``: the engine's heuristic value squashed.
+``leaf_value(models, leaf)`` picks the one of the three a search scores its leaves with, once per search.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable, Protocol
 
 # evaluate_state(seat) -> P(win): a logistic fit of the engine's evaluation at the start of each
@@ -44,3 +48,41 @@ class LeafModel(Protocol):
 
 LeafModelSource = Callable[[], LeafModel]
 EvaluatorLoader = Callable[[str], Evaluator]
+
+
+@dataclass(frozen=True)
+class SearchModels:
+    """The learned models a search uses, passed down whole (as OpenSpiel passes one evaluator to its bot).
+
+    ``evaluator``: the policy/value network (its prior steers PUCT, its value scores the leaves; None: none);
+    ``leaf_model``: what returns the value model for ``SearchConfig.leaf == "learned"`` (asked at each leaf);
+    ``load_evaluator``: how a worker process of root parallelism loads ``evaluator`` from its ``path``.
+    ``SearchModels()`` is the search without learned models."""
+
+    evaluator: Evaluator | None = None
+    leaf_model: LeafModelSource | None = None
+    load_evaluator: EvaluatorLoader | None = None
+
+    def with_evaluator(self, evaluator: Evaluator | None) -> "SearchModels":
+        """The same models with another policy/value network (None: without one)."""
+        return SearchModels(evaluator, self.leaf_model, self.load_evaluator)
+
+
+NO_MODELS = SearchModels()
+
+
+def leaf_value(models: SearchModels, leaf: str) -> Callable[[object, int], float]:
+    """The function ``(game, seat) -> P(seat wins)`` that scores a position where a simulation stops, chosen once:
+    the network's value (``models.evaluator``), else the value model's (``leaf == "learned"``:
+    ``models.leaf_model``; ValueError without one), else the engine's evaluation squashed."""
+    if leaf == "learned" and models.leaf_model is None:
+        raise ValueError("leaf='learned' needs the value model: pass models with a leaf_model "
+                         "(gameplay.core.learning.weights.search_models)")
+    if models.evaluator is not None:
+        evaluator = models.evaluator
+        return lambda game, seat: evaluator.predict(game.state(), seat, [])[1]
+    if leaf == "learned":
+        source = models.leaf_model
+        return lambda game, seat: source().win_probability(game.state(), seat, game.evaluate(seat),
+                                                           game.evaluate(1 - seat))
+    return lambda game, seat: win_probability(game.evaluate(seat))

@@ -22,7 +22,8 @@ the caller waits for answers only a few seconds past it, so a busy queue costs s
 the person's time.
 
 Pure: no Django; imports ``gameplay.core.engine`` and the search package only (a part loads the caller's
-network by its path with the caller's ``load_evaluator``, e.g. ``gameplay.core.learning.network.evaluator_at``) (the advisor calls
+network by its path with the caller's ``models.load_evaluator``, e.g. ``gameplay.core.learning.network.evaluator_at``;
+a worker process is sent the caller's models without the loaded network) (the advisor calls
 ``recommend_parallel``; ``gameplay.tasks`` runs ``search_part`` on Celery workers).
 """
 from __future__ import annotations
@@ -39,7 +40,7 @@ from concurrent.futures.process import BrokenProcessPool
 from gameplay.core.engine.adapter import Action, Game, PhaseEngine
 from gameplay.core.search.algorithms import make_search
 from gameplay.core.search.base import Budget, Search, SearchConfig
-from gameplay.core.search.evaluation import EvaluatorLoader, LeafModelSource
+from gameplay.core.search.evaluation import NO_MODELS, SearchModels
 
 _pools: dict[tuple, tuple[ProcessPoolExecutor, object]] = {}
 SPREAD_SLACK_SECONDS = 5.0  # how long past its deadline a spread part's answer is still awaited
@@ -82,12 +83,13 @@ def part_payload(index: int, state: dict, seat: int, algorithm: str, budget, see
             "card_source": source if isinstance(source, str) else None, "deadline": deadline, "net": net}
 
 
-def search_part(engine, part: dict, on_progress=None, *, load_evaluator: EvaluatorLoader | None = None,
-                leaf_model: LeafModelSource | None = None) -> dict:
+def search_part(engine, part: dict, on_progress=None, *, models: SearchModels | None = None) -> dict:
     """Run one part on ``engine`` (which must hold the same cards as the caller's): its root statistics.
-    ``on_progress(stats)`` gets the statistics so far every ``config.progress_seconds``. A part that names the
-    caller's network (``part["net"]``, a path) loads it with ``load_evaluator``; ``leaf_model`` is the caller's
-    learned leaf (``SearchConfig.leaf == "learned"``)."""
+    ``on_progress(stats)`` gets the statistics so far every ``config.progress_seconds``. ``models``: the learned
+    models in use where the part runs (``SearchModels``, its network left out: a part that names the caller's
+    network, ``part["net"]``, a path, loads it with ``models.load_evaluator``; ``models.leaf_model`` is the learned
+    leaf of ``SearchConfig.leaf == "learned"``)."""
+    models = models or NO_MODELS
     budget = Budget(**part["budget"])
     if part.get("deadline") is not None:
         left = part["deadline"] - time.time()
@@ -117,25 +119,24 @@ def search_part(engine, part: dict, on_progress=None, *, load_evaluator: Evaluat
 
     evaluator = None
     if part.get("net"):  # the caller's policy/value network
-        if load_evaluator is None:
-            raise ValueError("this part searches with a network: search_part needs load_evaluator")
-        evaluator = load_evaluator(part["net"])
+        if models.load_evaluator is None:
+            raise ValueError("this part searches with a network: search_part needs models with load_evaluator")
+        evaluator = models.load_evaluator(part["net"])
     search = make_search(game, seat, algorithm=part["algorithm"], budget=budget, seed=part["seed"], config=config,
                          on_progress=post, hint=hint_action, state=part["state"], actions=actions, include=include,
-                         evaluator=evaluator, leaf_model=leaf_model)
+                         models=models.with_evaluator(evaluator))
     search.run()
     return search.root_stats()
 
 
-def _worker_search(call_id: str, part: dict, load_evaluator=None, leaf_model=None) -> dict:
+def _worker_search(call_id: str, part: dict, models: SearchModels | None = None) -> dict:
     def post(stats):
         try:
             _W_QUEUE.put_nowait((call_id, part["index"], stats))
         except Exception:  # noqa: BLE001 - progress is best effort
             pass
 
-    return search_part(_W_ENGINE, part, on_progress=post if _W_QUEUE is not None else None,
-                       load_evaluator=load_evaluator, leaf_model=leaf_model)
+    return search_part(_W_ENGINE, part, on_progress=post if _W_QUEUE is not None else None, models=models)
 
 
 def _pool(source, size: int):
@@ -202,8 +203,9 @@ def merge(search: Search, remote: dict[int, dict]):
 
 
 def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, workers, on_progress, config, hint,
-                       actions, start, include=None, spread=None, evaluator=None, leaf_model=None,
-                       load_evaluator=None):
+                       actions, start, include=None, spread=None, models: SearchModels | None = None):
+    models = models or NO_MODELS
+    evaluator = models.evaluator
     config = config or SearchConfig()
     budget = budget or Budget(seconds=1.0)
     source = card_source(game.engine)
@@ -211,7 +213,7 @@ def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, worker
     if source is None and spread is None:  # the engine does not say where its cards came from: search here only
         search = make_search(game, seat, algorithm=algorithm, budget=budget, seed=seed, config=config,
                              on_progress=on_progress, hint=hint, state=state, actions=actions, include=include,
-                             evaluator=evaluator, leaf_model=leaf_model)
+                             models=models)
         search.start = start
         rec = search.run()
         rec.stats["workers"] = 1
@@ -242,7 +244,8 @@ def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, worker
     else:
         pool, q = _pool(source, workers - 1)
         try:
-            futures = [pool.submit(_worker_search, call_id, part, load_evaluator, leaf_model) for part in parts]
+            # the loaded network stays here: each process loads it from the part's path (``part["net"]``)
+            futures = [pool.submit(_worker_search, call_id, part, models.with_evaluator(None)) for part in parts]
             waiters = [(lambda f: (lambda timeout: f.result(timeout=timeout)))(f) for f in futures]
         except (BrokenProcessPool, RuntimeError):
             _drop_pool(pool)
@@ -269,7 +272,7 @@ def recommend_parallel(game: Game, seat: int, *, algorithm, budget, seed, worker
 
     search = make_search(game, seat, algorithm=algorithm, budget=share, seed=seed * 7919, config=config,
                          on_progress=progress if on_progress else None, hint=hint, state=state, actions=actions,
-                         include=include, evaluator=evaluator, leaf_model=leaf_model)
+                         include=include, models=models)
     search.start = start
     local = search.run()
     if spread_error:

@@ -7,12 +7,11 @@ import json
 import pytest
 from django.core.management import call_command
 
-from gameplay.core.learning import active
 from gameplay.core.learning import network as policy
 from gameplay.core.search.advisor import recommend
 from gameplay.core.search.pruning import prune_actions
 from gameplay.core.search.base import Budget, SearchConfig
-from gameplay.training.policy import active_net_weights
+from gameplay import models_in_use
 from ml import registry
 from ml.models import ModelVersion, TrainingRun
 from tests.conftest import stack
@@ -25,8 +24,9 @@ CHEAP = SearchConfig(prior_level=None, horizon=1, determinizations=2, rollout_po
 
 
 def in_use():
-    active.set_resolvers(network=active_net_weights)  # forget the resolver's last answer (it is re-read every 5 s)
-    return active.network()
+    """The learned models the shell hands the search now (the registry asked again, not its answer of 5 s ago)."""
+    models_in_use.forget()
+    return models_in_use.search_models()
 
 
 def a_decision(engine):
@@ -40,9 +40,9 @@ def a_decision(engine):
 
 
 def test_the_quick_preset_trains_registers_activates_and_the_advisor_uses_it(game_catalogue, engine, tmp_path):
-    assert in_use() is None  # no version: the search plays as before, without a network
+    assert in_use().evaluator is None  # no version: the search plays as before, without a network
     game, seat = a_decision(engine)
-    before = recommend(game, seat, budget=Budget(simulations=4), seed=1, config=CHEAP, evaluator=in_use())
+    before = recommend(game, seat, budget=Budget(simulations=4), seed=1, config=CHEAP, models=in_use())
     assert "net" not in before.stats
 
     records = tmp_path / "records.jsonl"
@@ -58,9 +58,9 @@ def test_the_quick_preset_trains_registers_activates_and_the_advisor_uses_it(gam
     assert path.is_file() and path.stat().st_size < 5_000_000
     assert len(records.read_text().splitlines()) == version.metrics["decisions"]
 
-    evaluator = in_use()
+    evaluator = in_use().evaluator
     assert evaluator is not None and evaluator.info["games"] == 2 and evaluator.info["imitate"] == "Easy"
-    after = recommend(game, seat, budget=Budget(simulations=4), seed=1, config=CHEAP, evaluator=in_use())
+    after = recommend(game, seat, budget=Budget(simulations=4), seed=1, config=CHEAP, models=in_use())
     assert after.stats["net"]["calls"] >= 4  # the root prior and a value per simulation
     net, _ = evaluator.predict(game.state(), seat, prune_actions(game, game.legal_actions(seat)))
     assert sorted(a["prior"] for a in after.alternatives) == pytest.approx(sorted(net), abs=1e-3)
@@ -70,9 +70,9 @@ def test_the_quick_preset_trains_registers_activates_and_the_advisor_uses_it(gam
                  json.dumps({"games": 0, "from_records": [str(records)]}), stdout=io.StringIO(), stderr=io.StringIO())
     assert ModelVersion.objects.filter(kind="game_policy_net").count() == 2
     ModelVersion.objects.filter(kind="game_policy_net").update(active=False)
-    assert in_use() is None
+    assert in_use().evaluator is None
     assert "net" not in recommend(game, seat, budget=Budget(simulations=4), seed=1, config=CHEAP,
-                                  evaluator=in_use()).stats
+                                  models=in_use()).stats
 
 
 def test_a_training_run_and_an_evaluation_through_the_registry(game_catalogue):

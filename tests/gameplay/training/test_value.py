@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from gameplay.core.learning import active, value
-from gameplay.training.value import active_value_weights
+from gameplay import models_in_use
+from gameplay.core.learning import value
 from gameplay.core.learning.value import FEATURES, ValueModel
 from ml import registry
 from ml.models import ModelVersion, TrainingRun
@@ -18,8 +18,9 @@ pytestmark = pytest.mark.django_db
 
 
 def in_use() -> value.ValueModel:
-    active.set_resolvers(value=active_value_weights)  # forget the resolver's last answer (it is re-read every 5 s)
-    return active.value_model()
+    """The value model the shell hands the search now (the registry asked again, not its answer of 5 s ago)."""
+    models_in_use.forget()
+    return models_in_use.search_models().leaf_model()
 
 
 def synthetic(tmp_path):
@@ -90,7 +91,7 @@ def test_a_game_value_upload_is_checked_against_this_codes_features(tmp_path, mo
     with pytest.raises(Exception, match="features"):
         registry.upload_version("game_value", "", str(other), {"hidden": [4]})
     assert ModelVersion.objects.filter(kind="game_value").count() == 1
-    active.set_resolvers(value=active_value_weights)
+    models_in_use.forget()
 
 
 def train(**params):

@@ -13,6 +13,7 @@ from gameplay.core.search.advisor import recommend  # noqa: E402
 from gameplay.core.engine.adapter import Action, determinize  # noqa: E402
 from gameplay.core.search.pruning import prune_actions  # noqa: E402
 from gameplay.core.search.base import Budget, Edge, SearchConfig  # noqa: E402
+from gameplay.core.search.evaluation import SearchModels  # noqa: E402
 from gameplay.core.search.mcts import MCTSSearch  # noqa: E402
 from gameplay.core.matches.selfplay import decision_records  # noqa: E402
 from tests.gameplay.conftest import deck_list  # noqa: E402
@@ -99,7 +100,8 @@ def test_puct_selection_follows_the_formula():
 def test_the_search_takes_the_networks_prior_and_value(position, evaluator):
     game, seat, actions = position
     config = SearchConfig(**{**vars(QUICK), "max_candidates": 3})
-    rec = recommend(game, seat, budget=Budget(simulations=6), seed=1, config=config, evaluator=evaluator)
+    rec = recommend(game, seat, budget=Budget(simulations=6), seed=1, config=config,
+                    models=SearchModels(evaluator=evaluator))
     net, _ = evaluator.predict(game.state(), seat, actions)
     keep = sorted(zip(net, (a.key for a in actions)), reverse=True)[:3]
     total = sum(p for p, _ in keep)
@@ -109,7 +111,7 @@ def test_the_search_takes_the_networks_prior_and_value(position, evaluator):
     assert rec.stats["net"]["calls"] > 6 and rec.simulations == 6
     # without rollouts, a leaf's value is the network's: every root mean is a mean of network values in (0, 1)
     assert all(0 < a["value"] < 1 for a in rec.alternatives if a["value"] is not None)
-    without = recommend(game, seat, budget=Budget(simulations=6), seed=1, config=config, evaluator=None)
+    without = recommend(game, seat, budget=Budget(simulations=6), seed=1, config=config, models=SearchModels())
     assert "net" not in without.stats
 
 
@@ -156,15 +158,22 @@ def test_self_play_records_the_imitated_ais_real_decisions(engine):
     assert sum(r["choice"] is not None for r in records) >= 0.9 * len(records)
 
 
-def test_player_specs_name_the_network_to_search_with():
-    """``search:<level>+net`` searches with the shipped network whatever is active (the yardstick measures the
-    search with and without it side by side); ``net`` alone falls back to the shipped file; a typo is refused."""
+def test_player_specs_name_the_network_to_search_with(evaluator):
+    """``search:<level>+net`` searches with the shipped network whatever the caller's models hold (the yardstick
+    measures the search with and without it side by side); without a suffix a search player searches with the
+    caller's models (none given: the shipped ones, no network); ``net`` alone is the caller's network, else the
+    shipped file; a typo is refused."""
+    from gameplay.core.learning.weights import search_models
     from gameplay.core.matches.players import SHIPPED_NET, make_player
 
-    with_net = make_player("search:default+net")
+    mine = search_models().with_evaluator(evaluator)
+    with_net = make_player("search:default+net", models=mine)
     assert isinstance(with_net.evaluator, policy.NetEvaluator) and with_net.name == "search:default+net"
-    assert make_player("search:default").evaluator == "active"
+    assert with_net.evaluator is policy.evaluator_at(SHIPPED_NET) and with_net.models.leaf_model == mine.leaf_model
+    assert make_player("search:default").evaluator is None
+    assert make_player("search:default", models=mine).models is mine
     assert make_player(f"search:fast@VeryHard+net={SHIPPED_NET}").opponent_model == "VeryHard"
-    assert isinstance(make_player("net").evaluator, policy.NetEvaluator)
+    assert make_player("net").evaluator is policy.evaluator_at(SHIPPED_NET)
+    assert make_player("net", models=mine).evaluator is evaluator
     with pytest.raises(ValueError, match=r"\+net"):
         make_player("search:default+nett")

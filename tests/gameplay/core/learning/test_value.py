@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from gameplay.core.matches import selfplay
-from gameplay.core.learning import active, value
+from gameplay.core.learning import value
+from gameplay.core.learning.weights import search_models, shipped_models
 from gameplay.core.search.advisor import recommend
 from gameplay.core.search.base import Budget, SearchConfig
 from gameplay.core.learning.value import FEATURES, ValueModel, ValueModelError, features, fit, swap_sides
@@ -112,7 +113,30 @@ def test_a_bad_weights_file_is_refused_with_a_reason(tmp_path, case):
 def test_a_missing_model_says_how_to_make_one(tmp_path, monkeypatch):
     monkeypatch.setenv("MTG_GAME_VALUE_WEIGHTS", str(tmp_path / "none.safetensors"))
     with pytest.raises(ValueModelError, match="models train game_value"):
-        active.value_model()
+        shipped_models().leaf_model()
+
+
+def test_the_models_built_from_files_take_the_file_given_then_the_shipped_one(tmp_path, monkeypatch):
+    """``learning.weights.search_models``: the value model in the file given, else the shipped one (a given file that
+    went missing gives way; one that cannot be read is an error); no network without a readable file; the models
+    cross to a worker process (pickled) and load the same file there."""
+    import pickle
+
+    monkeypatch.delenv("MTG_GAME_VALUE_WEIGHTS", raising=False)
+    shipped = shipped_models()
+    assert shipped.evaluator is None and shipped.leaf_model() is value.model_at(value.DEFAULT_WEIGHTS)
+    rows, wins = _synthetic()
+    mine = tmp_path / "mine.safetensors"
+    fit(rows, wins, hidden=(4,), epochs=20).save(mine)
+    given = search_models(value=mine, network=tmp_path / "no-network.safetensors")
+    assert given.leaf_model() is value.model_at(mine) and given.leaf_model().info["hidden"] == [4]
+    assert given.evaluator is None
+    assert pickle.loads(pickle.dumps(given)).leaf_model().info == given.leaf_model().info
+    assert search_models(value=tmp_path / "gone.safetensors").leaf_model() is value.model_at(value.DEFAULT_WEIGHTS)
+    broken = tmp_path / "broken.safetensors"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(ValueModelError):
+        search_models(value=broken).leaf_model()
 
 
 def test_the_shipped_model_loads_and_reads_the_table(position):
@@ -158,7 +182,7 @@ def test_the_search_scores_cut_rollouts_with_the_learned_leaf(position, monkeypa
                        opponent_policy="VeryEasy", leaf="learned")
     with pytest.raises(ValueError, match="leaf_model"):
         recommend(position, 0, budget=Budget(simulations=4), config=cfg, seed=1)
-    rec = recommend(position, 0, budget=Budget(simulations=4), config=cfg, seed=1, leaf_model=active.value_model)
+    rec = recommend(position, 0, budget=Budget(simulations=4), config=cfg, seed=1, models=shipped_models())
     assert called, "cut rollouts were scored by the model"
     assert 0.0 <= rec.win_estimate <= 1.0
     assert all(a["value"] is None or 0.0 <= a["value"] <= 1.0 for a in rec.alternatives)
@@ -172,7 +196,7 @@ def test_the_position_estimate_never_sees_the_hidden_cards(engine, position):
 
     state = position.state()
     seat = 0
-    p = value.position_estimate(engine, state, seat, random.Random(5), model=active.value_model)
+    p = value.position_estimate(engine, state, seat, random.Random(5), model=shipped_models().leaf_model)
     assert p is not None and 0.0 < p < 1.0
     shuffled = json.loads(json.dumps(state))
     opp = next(pl for pl in shuffled["state"]["players"] if pl["id"] != seat)
@@ -185,11 +209,13 @@ def test_the_position_estimate_never_sees_the_hidden_cards(engine, position):
         shuffled["state"]["objects"][str(oid)]["zone"] = "Hand"
     for oid in opp["library"]:
         shuffled["state"]["objects"][str(oid)]["zone"] = "Library"
-    assert value.position_estimate(engine, shuffled, seat, random.Random(5), model=active.value_model) == pytest.approx(p)
+    assert value.position_estimate(engine, shuffled, seat, random.Random(5),
+                                   model=shipped_models().leaf_model) == pytest.approx(p)
 
 
 def test_the_position_estimate_is_none_without_a_model(engine, position, tmp_path, monkeypatch):
     import random
 
     monkeypatch.setenv("MTG_GAME_VALUE_WEIGHTS", str(tmp_path / "missing.safetensors"))
-    assert value.position_estimate(engine, position.state(), 0, random.Random(0), model=active.value_model) is None
+    assert value.position_estimate(engine, position.state(), 0, random.Random(0),
+                                   model=shipped_models().leaf_model) is None
