@@ -422,10 +422,11 @@ def report(args) -> int:
     variants = [(name, None) for name in SOURCES if name != "logistic"] + [("logistic", l2) for l2 in LOGISTIC_L2]
     oof_sum = {v: np.zeros(len(train["won"])) for v in variants}
     raw_sum = {v: np.zeros(len(train["won"])) for v in variants}  # each fold's fitted sources, raw
-    seen = in_fold.sum(axis=1)
+    seen = np.zeros(len(train["won"]))  # how many folds scored each position
     for k in range(folds):
-        if not (~in_fold[:, k]).any() or not in_fold[:, k].any():
-            continue
+        if len(set(train["game"][~in_fold[:, k]].tolist())) < 2 or not in_fold[:, k].any():
+            continue  # (no games left to fit on: the fold's positions stay unscored)
+        seen[in_fold[:, k]] += 1
         a, b = subset(train, ~in_fold[:, k]), subset(train, in_fold[:, k])
         for li, l2 in enumerate(LOGISTIC_L2):
             models = fit_models(a, shipped, games_seed=k, l2=l2, retrain=li == 0)
@@ -446,6 +447,16 @@ def report(args) -> int:
     pick = {name: (name, best_l2 if name == "logistic" else None) for name in SOURCES}
     oof_raw = {name: np.where(scored, raw_sum[pick[name]] / np.maximum(seen, 1), 0.5) for name in SOURCES}
     choice = {name: round(variant_brier[pick[name]], 4) for name in SOURCES}
+    if args.train_only:  # developing the sources: the training games' out-of-fold scores only, nothing written
+        print(f"training: {len(train_games)} games, {len(train['won'])} positions, {len(deck_names)} decks, "
+              f"{folds} folds")
+        for v in variants:
+            p = oof_sum[v][scored] / seen[scored]
+            phases = by_phase(p, subset(train, scored))
+            print(f"  {v[0]:16s} {'' if v[1] is None else v[1]!s:6s} Brier {variant_brier[v]:.4f}  ECE " + " / ".join(
+                f"{phases[ph]['ece']:.3f}" for ph in phases if ph != "all") + "  Brier " + " / ".join(
+                f"{phases[ph]['brier']:.3f}" for ph in phases if ph != "all"))
+        return 0
     models = fit_models(train, shipped, l2=best_l2)
     raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
     sources = [name for name in SOURCES if name in raw_train]
@@ -635,6 +646,8 @@ def main(argv=None) -> int:
     r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
     r.add_argument("--games", default=str(GAMES))
     r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
+    r.add_argument("--train-only", action="store_true", help="print the training games' out-of-fold scores of "
+                   "every source (by deck folds) and stop: the held-out games are not scored")
     r.add_argument("--ship", action="store_true", help="write the calibrated model to ml/weights/game_value.safetensors "
                    "and its entry in ml/weights/manifest.json (registered on setup: manage.py register_models)")
     args = ap.parse_args(argv)
