@@ -403,7 +403,8 @@ def report(args) -> int:
     from gameplay.core.learning import value
 
     cpu0 = time.process_time()
-    games = read_games(Path(args.games))
+    # the archive and this checkout's file; a --games file of one's own alone
+    games = read_games(Path(args.games), ARCHIVE if Path(args.games) == GAMES else None)
     by_id = {g["id"]: g for g in games}  # a game played twice (a resumed run): the last record
     games = sorted(by_id.values(), key=lambda g: g["id"])
     train_games = [g for g in games if g["side"] == "train"]
@@ -644,7 +645,7 @@ def main(argv=None) -> int:
     p.add_argument("--reverse", action="store_true", help="play the list from its end (a second run beside one)")
     sub.add_parser("archive", help=f"write every game played so far to {ARCHIVE.relative_to(ROOT)} (committed)")
     r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
-    r.add_argument("--games", default=str(GAMES))
+    r.add_argument("--games", default=str(GAMES), help="the games (default: this checkout's, with the archive's)")
     r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
     r.add_argument("--train-only", action="store_true", help="print the training games' out-of-fold scores of "
                    "every source (by deck folds) and stop: the held-out games are not scored")
