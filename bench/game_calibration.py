@@ -1,12 +1,15 @@
 """Can a player trust the win estimate? Calibration of P(win) sources on held-out games unlike the training set.
 
-    python -m bench.game_calibration play --train 60 --heldout 70 [--procs 2] [--copies 2]
-    python -m bench.game_calibration report
+    python -m bench.game_calibration play --train 300 --heldout 62 [--procs 1] [--copies 2] [--train-copies 1]
+    python -m bench.game_calibration archive
+    python -m bench.game_calibration report [--train-only] [--ship]
 
-``play`` plays games and writes them, resumably (a game already in the file is not played again), to
-var/calibration/games.jsonl: decks outside the sample pool (``bench/harness/calibration_decks.py``: tournament
-decks of the corpus the engine fully supports, split into a training half and a held-out half; the four sample
-decks only on the training side) and seats of mixed strength (``SEATS``: VeryHard against Easy, a 2-copy
+``play`` plays games and writes them, resumably (a game already in the file or in the archive is not played
+again), to var/calibration/games.jsonl; ``archive`` keeps every game played so far, gzipped, with the results
+(bench/results/game_calibration_games.jsonl.gz, committed: a lost checkout loses no game). Decks outside the
+sample pool (``bench/harness/calibration_decks.py``: tournament decks of the corpus the engine fully supports,
+split by whole decks into a training side and a held-out side; the four sample decks and older decks of each
+format only on the training side) and seats of mixed strength (``SEATS``: VeryHard against Easy, a 2-copy
 ensemble against Medium, a seat that plays at random for stretches, ...), seats swapped every other game. At the
 first decision of every (turn, phase) the position is recorded from the deciding seat's side on ``--copies``
 honest copies (hidden cards re-dealt from what that seat cannot see, ``determinize``): per copy the value
@@ -17,7 +20,8 @@ player sees is computed the same way.
 hand and board power) and a calibration map per source (``gameplay.core.learning.calibration``), then scores on
 the held-out games, per phase of the game (turns 1-3, 4-7, 8+): Brier, log-loss, expected calibration error and
 reliability bins, for the value model, the engine's squashed evaluation and the baseline, raw and calibrated;
-the shown estimate is the best calibrated source on the training positions. Writes
+the shown estimate is the best calibrated source out of fold on the training positions, the folds made by deck
+(``--train-only`` prints those out-of-fold scores and scores nothing held out). Writes
 bench/results/game_calibration.json (+ .md) and the reliability plot bench/results/game_calibration.svg.
 """
 from __future__ import annotations
