@@ -413,6 +413,9 @@ def report(args) -> int:
     games = sorted(by_id.values(), key=lambda g: g["id"])
     train_games = [g for g in games if g["side"] == "train"]
     held_games = [g for g in games if g["side"] == "heldout"]
+    shared = {d for g in train_games for d in g["decks"]} & {d for g in held_games for d in g["decks"]}
+    if shared:  # the split is by whole decks: a held-out deck in a training game would be trained on
+        raise SystemExit(f"decks on both sides: {sorted(shared)}")
     train, held = positions(train_games), positions(held_games)
     shipped = value.ValueModel.load(args.shipped or value.V1_WEIGHTS)
     # choose the source and fit its map out of fold, by deck (the held-out side's decks are unseen, so the choice
