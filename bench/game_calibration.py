@@ -1,12 +1,15 @@
 """Can a player trust the win estimate? Calibration of P(win) sources on held-out games unlike the training set.
 
-    python -m bench.game_calibration play --train 60 --heldout 70 [--procs 2] [--copies 2]
-    python -m bench.game_calibration report
+    python -m bench.game_calibration play --train 300 --heldout 62 [--procs 1] [--copies 2] [--train-copies 1]
+    python -m bench.game_calibration archive
+    python -m bench.game_calibration report [--train-only] [--ship]
 
-``play`` plays games and writes them, resumably (a game already in the file is not played again), to
-var/calibration/games.jsonl: decks outside the sample pool (``bench/harness/calibration_decks.py``: tournament
-decks of the corpus the engine fully supports, split into a training half and a held-out half; the four sample
-decks only on the training side) and seats of mixed strength (``SEATS``: VeryHard against Easy, a 2-copy
+``play`` plays games and writes them, resumably (a game already in the file or in the archive is not played
+again), to var/calibration/games.jsonl; ``archive`` keeps every game played so far, gzipped, with the results
+(bench/results/game_calibration_games.jsonl.gz, committed: a lost checkout loses no game). Decks outside the
+sample pool (``bench/harness/calibration_decks.py``: tournament decks of the corpus the engine fully supports,
+split by whole decks into a training side and a held-out side; the four sample decks and older decks of each
+format only on the training side) and seats of mixed strength (``SEATS``: VeryHard against Easy, a 2-copy
 ensemble against Medium, a seat that plays at random for stretches, ...), seats swapped every other game. At the
 first decision of every (turn, phase) the position is recorded from the deciding seat's side on ``--copies``
 honest copies (hidden cards re-dealt from what that seat cannot see, ``determinize``): per copy the value
@@ -17,7 +20,8 @@ player sees is computed the same way.
 hand and board power) and a calibration map per source (``gameplay.core.learning.calibration``), then scores on
 the held-out games, per phase of the game (turns 1-3, 4-7, 8+): Brier, log-loss, expected calibration error and
 reliability bins, for the value model, the engine's squashed evaluation and the baseline, raw and calibrated;
-the shown estimate is the best calibrated source on the training positions. Writes
+the shown estimate is the best calibrated source out of fold on the training positions, the folds made by deck
+(``--train-only`` prints those out-of-fold scores and scores nothing held out). Writes
 bench/results/game_calibration.json (+ .md) and the reliability plot bench/results/game_calibration.svg.
 """
 from __future__ import annotations
@@ -37,6 +41,9 @@ from bench.harness import calibration_decks
 from bench.harness.paths import ROOT
 
 GAMES = ROOT / "var" / "calibration" / "games.jsonl"
+# the games played so far, kept with the results (our own generated data: seats, deck names, recorded positions),
+# so a lost checkout loses no game: ``play`` resumes from it and ``report`` reads it with the local file
+ARCHIVE = ROOT / "bench" / "results" / "game_calibration_games.jsonl.gz"
 # (seat 0, seat 1) of game i is SEATS[i % len(SEATS)], swapped on odd rounds
 # (CPU per game on the shared machine: VeryHard against Easy about 30 s, Medium against Medium 20 s, a random
 # stretch 50 s, a 2-copy ensemble about 100 s: it decides on honest copies, each a load, so it plays one game in 12)
@@ -45,6 +52,9 @@ SEATS = (("engine:VeryHard", "engine:Easy"), ("engine:Medium", "engine:Medium"),
          ("ensemble:VeryHard:2", "engine:Medium"), ("engine:Medium", "engine:Easy"),
          ("engine:Hard", "stretch:Easy"), ("engine:VeryHard", "engine:Medium"), ("engine:Easy", "engine:Hard"),
          ("stretch:VeryHard", "engine:Medium"))
+# the training side's seats: the same mix without the 2-copy ensemble (a game of it costs the CPU of five), so
+# the training games buy more decks and matchups for the same time; the held-out side keeps every seat
+TRAIN_SEATS = tuple(s for s in SEATS if not any(p.startswith("ensemble:") for p in s))
 SEED = {"train": 81000, "heldout": 91000}
 
 
@@ -83,11 +93,12 @@ def make(spec: str, seed: int):
 def jobs(side: str, games: int) -> list[dict]:
     decks = calibration_decks.load()[side]
     out = []
+    table = SEATS if side == "heldout" else TRAIN_SEATS
     for i in range(games):
         rng = random.Random(SEED[side] + i)
         a, b = rng.sample(range(len(decks)), 2)
-        seats = SEATS[i % len(SEATS)]
-        if (i // len(SEATS)) % 2:
+        seats = table[i % len(table)]
+        if (i // len(table)) % 2:
             seats = seats[::-1]
         out.append({"id": f"{side}-{i}", "side": side, "seed": SEED[side] + i, "seats": list(seats),
                     "decks": [decks[a]["name"], decks[b]["name"]]})
@@ -163,33 +174,62 @@ def _play(args):
     return play(*args)
 
 
-def read_games(path: Path = GAMES) -> list[dict]:
-    if not path.exists():
-        return []
+def read_games(path: Path = GAMES, archive: Path | None = ARCHIVE) -> list[dict]:
+    """The games of ``archive`` (the committed copy) then of ``path`` (this checkout's run); a game in both: the
+    later record."""
+    import gzip
+
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
+    for p in (archive, path):
+        if p is None or not Path(p).exists():
+            continue
+        opener = gzip.open if str(p).endswith(".gz") else open
+        with opener(p, "rt", encoding="utf-8") as fh:
             try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut by a killed run
+                for line in fh:
+                    try:
+                        out.append(json.loads(line))
+                    except ValueError:
+                        continue  # a line cut by a killed run
+            except EOFError:
+                continue  # an archive cut while written
     return out
+
+
+def cmd_archive(args) -> int:
+    """Write every game played so far (the archive and the local file, one record an id) to the archive."""
+    import gzip
+
+    by_id = {g["id"]: g for g in read_games()}
+    tmp = ARCHIVE.with_suffix(".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=9) as fh:
+        for gid in sorted(by_id):
+            fh.write(json.dumps(by_id[gid], separators=(",", ":")) + "\n")
+    os.replace(tmp, ARCHIVE)
+    print(f"{len(by_id)} games in {ARCHIVE} ({ARCHIVE.stat().st_size / 1e6:.2f} MB)")
+    return 0
 
 
 def cmd_play(args) -> int:
     card_data = str(calibration_decks.card_data_path())
     done = {g["id"] for g in read_games()}
-    # both sides in step (a run cut short leaves both about as far along), the held-out side a little ahead
-    ranked = [(0.85 * i / args.heldout, j) for i, j in enumerate(jobs("heldout", args.heldout))]
-    ranked += [(i / args.train, j) for i, j in enumerate(jobs("train", args.train))]
-    todo = [j for _, j in sorted(ranked, key=lambda r: r[0]) if j["id"] not in done]
+    # the held-out side first, ``--heldout-lead`` of its games for each training game (so the held-out side reaches
+    # its count early while some training games arrive to fit on), then the rest of the training games
+    held, train = jobs("heldout", args.heldout), jobs("train", args.train)
+    order = []
+    while held or train:
+        order += [held.pop(0) for _ in range(min(len(held), args.heldout_lead))]
+        if train:
+            order.append(train.pop(0))
+    todo = [j for j in order if j["id"] not in done]
     if args.reverse:  # a second run beside the first one, from the other end (the report keeps one record an id)
         todo.reverse()
     print(f"{len(done)} games already played; {len(todo)} to play", flush=True)
     GAMES.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max(1, args.procs), initializer=_init, initargs=(card_data,)) as pool, \
             open(GAMES, "a", encoding="utf-8") as out:
-        futures = [pool.submit(_play, (j, args.copies)) for j in todo]
+        futures = [pool.submit(_play, (j, args.copies if j["side"] == "heldout" else args.train_copies))
+                   for j in todo]
         for f in as_completed(futures):
             g = f.result()
             out.write(json.dumps(g) + "\n")
@@ -202,15 +242,20 @@ def cmd_play(args) -> int:
 
 # --- report -------------------------------------------------------------------------------------------------
 
-SOURCES = ("value", "engine", "baseline", "value_retrained", "blend")
+SOURCES = ("value", "engine", "baseline", "value_retrained", "blend", "logistic")
+# the logistic source's regularisation, chosen among these by its out-of-fold Brier score on the training games
+LOGISTIC_L2 = (0.01, 0.05, 0.2)
 LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squashed",
           "baseline": "plain baseline (logistic: life, hand, board power)",
           "value_retrained": "value model retrained on the varied training games",
           "blend": "per phase, a logistic regression over the value model's and the engine's logits and the "
-                   "baseline's inputs"}
+                   "baseline's inputs",
+          "logistic": "per phase, a regularised logistic regression over every feature of both sides (life, hand, "
+                      "library, board, creatures' power and toughness, lands, deck make-up, turn, on the play), "
+                      "each side's clock and cards, and the value model's and the engine's logits"}
 BASELINE_FEATURES = ("me_life", "opp_life", "me_hand", "opp_hand", "me_power", "opp_power")
 COLOURS = {"value": "#1f77b4", "engine": "#ff7f0e", "baseline": "#7f7f7f", "value_retrained": "#2ca02c",
-           "blend": "#9467bd", "shown": "#d62728"}
+           "blend": "#9467bd", "logistic": "#8c564b", "shown": "#d62728"}
 
 
 def positions(games: list[dict]) -> dict:
@@ -218,11 +263,12 @@ def positions(games: list[dict]) -> dict:
     won, turn, game index."""
     import numpy as np
 
-    x, xo, ev, won, turn, game = [], [], [], [], [], []
+    x, xo, ev, won, turn, game, decks = [], [], [], [], [], [], []
     for gi, g in enumerate(games):
         if g.get("winner") not in (0, 1):
             continue
         for pos in g["positions"]:
+            decks.append("|".join(g["decks"]))
             cs = pos["copies"]
             x.append(np.mean([c["x"] for c in cs], axis=0))
             xo.append(np.mean([c["xo"] for c in cs], axis=0))
@@ -231,7 +277,7 @@ def positions(games: list[dict]) -> dict:
             turn.append(max(1, int(pos["turn"])))
             game.append(gi)
     return {"x": np.array(x), "xo": np.array(xo), "ev": np.array(ev), "won": np.array(won, dtype=float),
-            "turn": np.array(turn), "game": np.array(game)}
+            "turn": np.array(turn), "game": np.array(game), "decks": np.array(decks, dtype=object)}
 
 
 def baseline_rows(x):
@@ -255,6 +301,9 @@ def raw_estimates(data: dict, models: dict) -> dict:
         if m is not None:
             p, q = m.probability(data["x"]), m.probability(data["xo"])
             out[name] = 0.5 * (p + 1.0 - q)
+    if "logistic" in models:
+        xm, xt = logistic_inputs(data, models["value"])
+        out["logistic"] = models["logistic"].predict(xm, xt, data["turn"])
     if "blend" in models:
         z = blend_inputs(data, out)
         phases = np.array([cal.phase_of(int(t)) for t in data["turn"]])
@@ -264,6 +313,22 @@ def raw_estimates(data: dict, models: dict) -> dict:
             p[m] = cal.sigmoid(z[m] @ w + b)
         out["blend"] = p
     return out
+
+
+def logistic_inputs(data: dict, shipped):
+    """The logistic source's inputs from each side (``estimate.inputs``), as ``ValueModel.raw_shown`` makes them."""
+    import numpy as np
+
+    from gameplay.core.learning import estimate
+    from gameplay.core.search.evaluation import win_probability
+
+    own = 0.5 * (shipped.probability(data["x"]) + 1.0 - shipped.probability(data["xo"]))
+
+    def engine(rows):
+        return np.array([win_probability(v * 10) for v in rows[:, -1]])
+
+    return (estimate.inputs(data["x"], own, engine(data["x"])),
+            estimate.inputs(data["xo"], 1.0 - own, engine(data["xo"])))
 
 
 def blend_inputs(data: dict, raw: dict):
@@ -290,12 +355,13 @@ def fit_blend(data: dict, raw: dict) -> dict:
     return out
 
 
-def fit_models(train: dict, shipped, games_seed: int = 0) -> dict:
-    """The baseline and the retrained value model, fitted on ``train`` positions (both seats' rows)."""
+def fit_models(train: dict, shipped, games_seed: int = 0, l2: float = LOGISTIC_L2[1], retrain: bool = True) -> dict:
+    """The baseline, the logistic source and the retrained value model, fitted on ``train`` positions (both
+    seats' rows)."""
     import numpy as np
 
     from gameplay.core.learning import calibration as cal
-    from gameplay.core.learning import value
+    from gameplay.core.learning import estimate, value
 
     xb = np.vstack([baseline_rows(train["x"]), baseline_rows(train["xo"])])
     yb = np.concatenate([train["won"], 1 - train["won"]])
@@ -303,7 +369,9 @@ def fit_models(train: dict, shipped, games_seed: int = 0) -> dict:
     rows = np.vstack([train["x"], train["xo"]])
     models["value"] = shipped
     models["blend"] = fit_blend(train, raw_estimates(train, models))
-    if len(set(train["game"].tolist())) < 4:  # too few games to hold some out while fitting
+    xm, xt = logistic_inputs(train, shipped)
+    models["logistic"] = estimate.fit(xm, xt, train["won"], train["turn"], l2=l2)
+    if not retrain or len(set(train["game"].tolist())) < 4:  # too few games to hold some out while fitting
         return models
     models["value_retrained"] = value.fit(rows.tolist(), yb.astype(int).tolist(), hidden=(16,), epochs=300,
                                           weight_decay=1e-2, groups=np.concatenate([train["game"]] * 2).tolist(),
@@ -339,39 +407,73 @@ def report(args) -> int:
     from gameplay.core.learning import value
 
     cpu0 = time.process_time()
-    games = read_games(Path(args.games))
+    # the archive and this checkout's file; a --games file of one's own alone
+    games = read_games(Path(args.games), ARCHIVE if Path(args.games) == GAMES else None)
     by_id = {g["id"]: g for g in games}  # a game played twice (a resumed run): the last record
     games = sorted(by_id.values(), key=lambda g: g["id"])
     train_games = [g for g in games if g["side"] == "train"]
     held_games = [g for g in games if g["side"] == "heldout"]
+    shared = {d for g in train_games for d in g["decks"]} & {d for g in held_games for d in g["decks"]}
+    if shared:  # the split is by whole decks: a held-out deck in a training game would be trained on
+        raise SystemExit(f"decks on both sides: {sorted(shared)}")
     train, held = positions(train_games), positions(held_games)
     shipped = value.ValueModel.load(args.shipped or value.V1_WEIGHTS)
-    # choose the source and fit its map out of fold: up to five folds of the training games, each scored by what
-    # the others fitted; the shown source is the one with the lowest out-of-fold Brier score once calibrated
-    folds = max(2, min(5, len(set(train["game"].tolist())) // 3))
-    fold = train["game"] % folds
-    oof = {name: np.zeros(len(train["won"])) for name in SOURCES}
-    oof_raw = {name: np.full(len(train["won"]), 0.5) for name in SOURCES}  # each fold's fitted sources, raw
+    # choose the source and fit its map out of fold, by deck (the held-out side's decks are unseen, so the choice
+    # is made the same way): the training decks fall in up to five folds; fold k scores the games with a deck of
+    # fold k by what the games with no deck of fold k fitted (a game with decks of two folds: the mean of both);
+    # the shown source is the one with the lowest out-of-fold Brier score once calibrated
+    deck_names = sorted({d for pair in train["decks"] for d in pair.split("|")})
+    folds = max(2, min(5, len(deck_names) // 3))
+    deck_fold = {d: i % folds for i, d in enumerate(random.Random(17).sample(deck_names, len(deck_names)))}
+    in_fold = np.array([[any(deck_fold[d] == k for d in pair.split("|")) for k in range(folds)]
+                        for pair in train["decks"]]).reshape(len(train["won"]), folds)
+    variants = [(name, None) for name in SOURCES if name != "logistic"] + [("logistic", l2) for l2 in LOGISTIC_L2]
+    oof_sum = {v: np.zeros(len(train["won"])) for v in variants}
+    raw_sum = {v: np.zeros(len(train["won"])) for v in variants}  # each fold's fitted sources, raw
+    seen = np.zeros(len(train["won"]))  # how many folds scored each position
     for k in range(folds):
-        a, b = subset(train, fold != k), subset(train, fold == k)
-        models = fit_models(a, shipped, games_seed=k)
-        pa, pb = raw_estimates(a, models), raw_estimates(b, models)
-        for name in SOURCES:
-            if name not in pa:  # (a source a half could not fit scores as a coin)
-                oof[name][fold == k] = 0.5
-                continue
-            oof[name][fold == k] = cal.Calibrator.fit(pa[name], a["won"], a["turn"])(pb[name], b["turn"])
-            oof_raw[name][fold == k] = pb[name]
-    choice = {name: round(cal.brier(oof[name], train["won"]), 4) for name in SOURCES}
-    shown = min(choice, key=choice.get)
-    models = fit_models(train, shipped)
+        if len(set(train["game"][~in_fold[:, k]].tolist())) < 2 or not in_fold[:, k].any():
+            continue  # (no games left to fit on: the fold's positions stay unscored)
+        seen[in_fold[:, k]] += 1
+        a, b = subset(train, ~in_fold[:, k]), subset(train, in_fold[:, k])
+        for li, l2 in enumerate(LOGISTIC_L2):
+            models = fit_models(a, shipped, games_seed=k, l2=l2, retrain=li == 0)
+            pa, pb = raw_estimates(a, models), raw_estimates(b, models)
+            for name, vl2 in variants:
+                if (vl2 is not None and vl2 != l2) or (vl2 is None and li > 0):
+                    continue
+                if name not in pa:  # (a source a part could not fit scores as a coin)
+                    oof_sum[(name, vl2)][in_fold[:, k]] += 0.5
+                    raw_sum[(name, vl2)][in_fold[:, k]] += 0.5
+                    continue
+                oof_sum[(name, vl2)][in_fold[:, k]] += cal.Calibrator.fit(pa[name], a["won"], a["turn"])(
+                    pb[name], b["turn"])
+                raw_sum[(name, vl2)][in_fold[:, k]] += pb[name]
+    scored = seen > 0
+    variant_brier = {v: cal.brier(oof_sum[v][scored] / seen[scored], train["won"][scored]) for v in variants}
+    best_l2 = min(LOGISTIC_L2, key=lambda l2: variant_brier[("logistic", l2)])
+    pick = {name: (name, best_l2 if name == "logistic" else None) for name in SOURCES}
+    oof_raw = {name: np.where(scored, raw_sum[pick[name]] / np.maximum(seen, 1), 0.5) for name in SOURCES}
+    choice = {name: round(variant_brier[pick[name]], 4) for name in SOURCES}
+    if args.train_only:  # developing the sources: the training games' out-of-fold scores only, nothing written
+        print(f"training: {len(train_games)} games, {len(train['won'])} positions, {len(deck_names)} decks, "
+              f"{folds} folds")
+        for v in variants:
+            p = oof_sum[v][scored] / seen[scored]
+            phases = by_phase(p, subset(train, scored))
+            print(f"  {v[0]:16s} {'' if v[1] is None else v[1]!s:6s} Brier {variant_brier[v]:.4f}  ECE " + " / ".join(
+                f"{phases[ph]['ece']:.3f}" for ph in phases if ph != "all") + "  Brier " + " / ".join(
+                f"{phases[ph]['brier']:.3f}" for ph in phases if ph != "all"))
+        return 0
+    models = fit_models(train, shipped, l2=best_l2)
     raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
     sources = [name for name in SOURCES if name in raw_train]
     choice = {name: b for name, b in choice.items() if name in sources}
     shown = min(choice, key=choice.get)
     # each map is fitted on estimates of positions its source was not fitted on: the out-of-fold ones (a source
     # fitted in-sample looks surer than it is, and a map fitted on that would sharpen it further)
-    maps = {name: cal.Calibrator.fit(oof_raw[name], train["won"], train["turn"]) for name in sources}
+    maps = {name: cal.Calibrator.fit(oof_raw[name][scored], train["won"][scored], train["turn"][scored])
+            for name in sources}
     heldout = {}
     for name in sources:
         heldout[name] = by_phase(raw_held[name], held)
@@ -403,6 +505,7 @@ def report(args) -> int:
                           "bias": round(float(models["baseline"][1]), 6),
                           "blend": {ph: {"weights": [round(float(v), 6) for v in w], "bias": round(float(b), 6)}
                                     for ph, (w, b) in models["blend"].items()},
+                          "logistic": models["logistic"].to_dict(),
                           "chosen_by": "bench/game_calibration.py (lowest out-of-fold Brier on its training games)"}
     result = {
         "bench": "game_calibration", "command": command("game_calibration"),
@@ -423,7 +526,10 @@ def report(args) -> int:
                   "train_decks": sorted({d for g in train_games for d in g["decks"]}),
                   "errors": sum(bool(g.get("error")) for g in games)},
         "shown": {"source": shown, "label": LABELS[shown], "chosen_by": f"lowest out-of-fold Brier score ({folds} folds "
-                  "of the training games, by game) after a per-phase Platt map", "out_of_fold_brier": choice,
+                  "of the training decks: each fold's games scored by the games with none of its decks) after a "
+                  "per-phase Platt map", "out_of_fold_brier": choice,
+                  "logistic_l2": best_l2, "logistic_l2_out_of_fold_brier": {
+                      str(l2): round(variant_brier[("logistic", l2)], 4) for l2 in LOGISTIC_L2},
                   "calibration": maps[shown].to_dict()},
         "targets": targets, "table": table, "heldout": heldout,
         "maps": {name: m.to_dict() for name, m in maps.items()},
@@ -540,15 +646,23 @@ def main(argv=None) -> int:
     p.add_argument("--heldout", type=int, default=70)
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--copies", type=int, default=2, help="honest copies a position is recorded on")
+    p.add_argument("--train-copies", type=int, default=1, help="honest copies a training position is recorded on")
+    p.add_argument("--heldout-lead", type=int, default=3, help="held-out games played for each training game "
+                   "until the held-out side is done")
     p.add_argument("--reverse", action="store_true", help="play the list from its end (a second run beside one)")
+    sub.add_parser("archive", help=f"write every game played so far to {ARCHIVE.relative_to(ROOT)} (committed)")
     r = sub.add_parser("report", help="fit on the training games, score the held-out ones, write the results")
-    r.add_argument("--games", default=str(GAMES))
+    r.add_argument("--games", default=str(GAMES), help="the games (default: this checkout's, with the archive's)")
     r.add_argument("--shipped", default=None, help="the value model scored as 'value' (default: the shipped v1)")
+    r.add_argument("--train-only", action="store_true", help="print the training games' out-of-fold scores of "
+                   "every source (by deck folds) and stop: the held-out games are not scored")
     r.add_argument("--ship", action="store_true", help="write the calibrated model to ml/weights/game_value.safetensors "
                    "and its entry in ml/weights/manifest.json (registered on setup: manage.py register_models)")
     args = ap.parse_args(argv)
     if args.cmd == "play":
         return cmd_play(args)
+    if args.cmd == "archive":
+        return cmd_archive(args)
     return report(args)
 
 

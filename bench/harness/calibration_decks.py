@@ -3,7 +3,8 @@
 - **tournament decks**: the most recent distinct decks of each format of the corpus
   (MTG_DATA_DIR/mtg_decklistcache) whose every main card the engine fully supports
   (``bench.harness.pool_decks.tournament_decks``), a few per format;
-- the **sample decks** (the four of MTG_DATA_DIR/game) stay on the training side only.
+- the **sample decks** (the four of MTG_DATA_DIR/game) stay on the training side only, as do ``EXTRA_TRAIN``
+  further (older) tournament decks of each format.
 
 The decks are split once, deterministically (alternating in the corpus's order, so every format lands on both
 sides where it has two decks): ``train`` decks (with the sample decks) give the positions the calibration, the
@@ -22,6 +23,8 @@ from bench.harness.paths import ROOT
 DIR = ROOT / "var" / "calibration"
 DECKS = DIR / "decks.json"
 CARD_DATA = DIR / "card-data.json"
+# older decks of each format beyond the split ones, all on the training side (more varied training games)
+EXTRA_TRAIN = 6
 FORMATS = ("Pauper", "Modern", "Standard", "Pioneer", "Legacy", "Premodern", "Vintage")
 
 
@@ -36,16 +39,25 @@ def split(decks: list[dict]) -> dict:
     return out
 
 
-def choose(per_format: int = 4) -> dict:
-    """Select and split the decks and build their card database (minutes: the corpus is read once)."""
+def choose(per_format: int = 4, extra_train: int = EXTRA_TRAIN) -> dict:
+    """Select and split the decks and build their card database (minutes: the corpus is read once). The first
+    ``per_format`` decks of each format are split alternately; the next ``extra_train`` of each format (older
+    decks of other archetypes) go to the training side only, so the training games see more varied decks while
+    the held-out side keeps its own decks, never trained on."""
     from bench.harness.pool_decks import BASICS, _names, corpus_support, sample_pool_entries, tournament_decks
     from bench.harness.games import save_card_data
 
     records, problems = corpus_support()
-    tournament = tournament_decks(records, problems, list(FORMATS), per_format)
+    tournament = tournament_decks(records, problems, list(FORMATS), per_format + extra_train)
     sample = sample_pool_entries()
-    chosen = split(tournament)
-    chosen["train"] = sample + chosen["train"]
+    rank: dict[str, int] = {}
+    first, extra = [], []
+    for deck in tournament:
+        k = rank.get(deck["format"], 0)
+        rank[deck["format"]] = k + 1
+        (first if k < per_format else extra).append(deck)
+    chosen = split(first)
+    chosen["train"] = sample + chosen["train"] + extra
     names = {n for side in chosen.values() for d in side for n, _ in d["main"]} | BASICS
     by_name = _names(records)
     save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)

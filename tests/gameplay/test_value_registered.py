@@ -33,7 +33,7 @@ def test_the_shipped_value_model_is_the_calibrated_default():
     entry = next(e for e in defaults.shipped() if e["kind"] == "game_value")
     assert entry["file"] == value.DEFAULT_WEIGHTS.name
     model = value.ValueModel.load(value.DEFAULT_WEIGHTS)
-    assert model.calibration is not None and model.shown_source in ("value", "engine", "baseline")
+    assert model.calibration is not None and model.shown_source in ("value", "engine", "baseline", "blend", "logistic")
     cal = entry["metrics"]["calibration"]
     assert cal["heldout_games"] > 0 and cal["heldout_positions"] > 0  # (the targets are the bench's: its JSON)
     for phase in ("turns_1_3", "turns_4_7", "turns_8_plus"):

@@ -26,7 +26,8 @@ Trained on self-play positions (``gameplay.core.matches.selfplay``) by ``manage.
 (``gameplay/training/value.py``); measured against the static evaluation and rollouts by
 ``bench/eval_quality.py``. Which version is in use the caller says, by its file (``learning.weights``; the shell
 asks the registry: ``gameplay.models_in_use``).
-Pure: no Django; imports ``gameplay.core.engine`` and ``gameplay.core.search.evaluation`` only.
+Pure: no Django; imports ``gameplay.core.engine``, ``gameplay.core.search.evaluation`` and this package's pure
+numpy modules only.
 """
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ from safetensors.numpy import save_file
 
 from gameplay.core.engine.adapter import EngineError, determinize
 from gameplay.core.learning.calibration import Calibrator, logit, phase_of
+from gameplay.core.learning.estimate import LogisticEstimate
+from gameplay.core.learning.estimate import inputs as estimate_inputs
 from gameplay.core.search.evaluation import win_probability
 
 FORMAT = "game-value-v1"
@@ -210,10 +213,12 @@ class ValueModel:
         """What the page's estimate is made of (``info["shown"]["source"]``, chosen by ``bench/game_calibration.py``
         as the best calibrated on its training games): ``value`` (this model, the default), ``engine`` (the
         engine's evaluation, squashed), ``baseline`` (a logistic regression on life, hand and board power, its
-        weights in ``info["shown"]``) or ``blend`` (per phase, a logistic regression over the first two's logits
-        and the baseline's inputs); each through the calibration map."""
+        weights in ``info["shown"]``), ``blend`` (per phase, a logistic regression over the first two's logits
+        and the baseline's inputs) or ``logistic`` (per phase, a regularised logistic regression over every feature
+        of both sides, derived ones and the first two's logits: ``gameplay.core.learning.estimate``); each through
+        the calibration map."""
         source = (self.info.get("shown") or {}).get("source") or "value"
-        return source if source in ("value", "engine", "baseline", "blend") else "value"
+        return source if source in ("value", "engine", "baseline", "blend", "logistic") else "value"
 
     def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float, turn: int = 1) -> float:
         """The shown source's P(win) before calibration (``mine``/``theirs``: the position from each side)."""
@@ -230,6 +235,12 @@ class ValueModel:
             inputs = [float(logit(self.predict(mine, theirs))), float(logit(win_probability(evaluation)))]
             inputs += [mine[i] for i in idx]
             return _sigmoid(sum(w * v for w, v in zip(part["weights"], inputs)) + part["bias"])
+        if source == "logistic":
+            est = LogisticEstimate.from_dict(spec["logistic"])
+            own = self.predict(mine, theirs)
+            x = estimate_inputs([mine, theirs], [own, 1.0 - own],
+                                [win_probability(mine[-1] * 10), win_probability(theirs[-1] * 10)])
+            return float(est.predict(x[:1], x[1:], [turn])[0])
         return self.predict(mine, theirs)
 
     def shown_probability(self, state: dict, seat: int, evaluation: float, evaluation_other: float) -> float:
