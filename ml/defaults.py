@@ -44,10 +44,16 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = 
         if roles.get(version.pk) == FIGURES:
             name = f"{version.kind}.{FIGURES}.safetensors"
         (WEIGHTS_DIR / name).parent.mkdir(parents=True, exist_ok=True)
+        # read again: copying an earlier version of this loop may have moved this one's file out of the way
+        # (_move_registered_out), and the stale path would now hold that other version's weights
+        version.refresh_from_db(fields=["weights_path"])
         source, target = resolve_path(version.weights_path), WEIGHTS_DIR / name
         if source.resolve() != target.resolve():  # a shipped default registered in place is already there
             _move_registered_out(target, keep=version)
             shutil.copyfile(source, target)
+        if sha256_file(target) != version.weights_sha256:  # never a manifest entry its file does not match
+            raise RuntimeError(f"{target} does not hold {version.kind} v{version.version}'s weights "
+                               f"(checksum mismatch after the copy)")
         config = {**version.config, "role": FIGURES} if roles.get(version.pk) == FIGURES else version.config
         entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
                         "config": config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,

@@ -76,3 +76,37 @@ def test_the_refit_ships_active_and_the_dated_split_version_ships_for_the_figure
     assert active.config["split_date"] == "2026-06-19" and active.config.get("role") is None
     figures = ModelVersion.objects.get(kind="deck_masked", active=False)
     assert figures.config["split_date"] == "2026-06-01" and figures_versions() == (figures, None)
+
+
+def test_a_figures_version_shipped_before_keeps_its_own_weights_when_the_refit_ships(tiny_corpus, weights_dir):
+    """The path the site really takes: the dated-split version was the shipped default (registered in place on
+    ``deck_masked.safetensors``); a refit is trained and shipped over that file with the dated one as --figures.
+    The figures file must hold the dated version's weights, not the refit's (an export read the dated version's
+    path before the refit's copy moved it: the shipped deck_rank.figures was the refit, its checksum refused on
+    setup); every manifest entry matches its file, and a fresh registry gets both back."""
+    from ml.registry import sha256_file
+    from tests.decks.completion.conftest import train
+
+    train("deck_masked", preset="quick", split_date="2026-06-01")
+    call_command("register_models", export=True, kind="deck_masked", stdout=io.StringIO())
+    TrainingRun.objects.all().delete()
+    ModelVersion.objects.filter(kind="deck_masked").delete()
+    call_command("register_models", no_train=True, stdout=io.StringIO())
+    dated = ModelVersion.objects.get(kind="deck_masked", active=True)  # registered in place on the shipped file
+    assert defaults.resolve_path(dated.weights_path).resolve() == (weights_dir / "deck_masked.safetensors").resolve()
+    dated_sha = dated.weights_sha256
+
+    train("deck_masked", preset="quick", split_date="latest")
+    call_command("register_models", export=True, kind="deck_masked", figures=dated.pk, stdout=io.StringIO())
+    for entry in defaults.shipped():
+        assert sha256_file(weights_dir / entry["file"]) == entry["sha256"], entry["file"]
+    assert sha256_file(weights_dir / "deck_masked.figures.safetensors") == dated_sha
+    dated.refresh_from_db()
+    assert sha256_file(defaults.resolve_path(dated.weights_path)) == dated_sha  # its own copy, still rollback-able
+
+    TrainingRun.objects.all().delete()
+    ModelVersion.objects.filter(kind="deck_masked").delete()
+    out = io.StringIO()
+    call_command("register_models", no_train=True, stdout=out)
+    assert "does not match" not in out.getvalue()
+    assert ModelVersion.objects.filter(kind="deck_masked", active=False, weights_sha256=dated_sha).exists()
