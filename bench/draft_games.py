@@ -186,7 +186,7 @@ def reference_wr(code: str) -> dict[str, float]:
 
 
 def set_report(code: str, records: list[dict], min_games: int, reps: int, support: dict | None) -> dict:
-    from drafts.core.simratings import bootstrap_rho, gih_counts, gih_table, growth
+    from drafts.core.simratings import bootstrap_rho, gih_counts, gih_table, growth, noise_ceiling
 
     pods = sorted((r for r in records if r["kind"] == "pod" and r["set"] == code), key=lambda r: r["pod"])
     games = [r for r in records if r["kind"] == "game" and r["set"] == code]
@@ -208,7 +208,9 @@ def set_report(code: str, records: list[dict], min_games: int, reps: int, suppor
         "undecided": len(games) - len(decided), "errors": sum(1 for g in games if g.get("error")),
         "cards_drawn": len(table), f"cards_with_{min_games}_games": with_30,
         "spearman": bootstrap_rho(pod_seat_games, reference, min_games, reps=reps),
+        "noise_ceiling": noise_ceiling(counts, reference, min_games),
         "spearman_10_games": bootstrap_rho(pod_seat_games, reference, 10, reps=reps),
+        "noise_ceiling_10_games": noise_ceiling(counts, reference, 10),
         "growth": by_games(growth(pod_seat_games, [len(by_pod[p]) for p in played], reference, CHECKPOINTS,
                                   min_games, reps=max(reps // 4, 100))),
         "growth_10_games": by_games(growth(pod_seat_games, [len(by_pod[p]) for p in played], reference,

@@ -57,6 +57,20 @@ def rank_agreement(counts: Mapping[str, Sequence[int]], reference: Mapping[str, 
     return {"rho": None if np.isnan(rho) else round(rho, 4), "cards": len(names)}
 
 
+def noise_ceiling(counts: Mapping[str, Sequence[int]], reference: Mapping[str, float], min_games: int) -> float | None:
+    """About the highest correlation the sampling noise allows even if the simulation ranked cards exactly as
+    17Lands' players do: sqrt(v / (v + e)), v the variance of the reference win rates and e the mean binomial
+    variance p(1-p)/n of the simulated ones (p = 0.5 + the reference's spread is ignored: a rough, slightly high
+    bound, for Pearson's r; Spearman's behaves alike). None under 3 cards."""
+    names = [n for n, (_, g) in counts.items() if g >= max(min_games, 1) and reference.get(n) is not None]
+    if len(names) < 3:
+        return None
+    ref = np.array([reference[n] for n in names], dtype=float)
+    noise = float(np.mean([0.25 / counts[n][1] for n in names]))
+    signal = float(ref.var())
+    return round((signal / (signal + noise)) ** 0.5, 4) if signal + noise > 0 else None
+
+
 def pod_matrix(pods: Sequence[Iterable[SeatGame]], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """(won, games): arrays [pods, cards] of each pod's seat games of each of ``names``."""
     index = {n: i for i, n in enumerate(names)}
@@ -162,5 +176,6 @@ def round_robin(seats: int, rounds: int) -> list[list[tuple[int, int]]]:
     return out
 
 
-__all__ = ["SHOWN_MIN_GAMES", "bootstrap_rho", "for_cards", "gih_counts", "gih_table", "growth", "pod_matrix",
+__all__ = ["SHOWN_MIN_GAMES", "bootstrap_rho", "for_cards", "gih_counts", "gih_table", "growth", "noise_ceiling",
+           "pod_matrix",
            "rank_agreement", "round_robin", "shown_ratings", "sim_label"]

@@ -5,7 +5,8 @@ import itertools
 
 import pytest
 
-from drafts.core.simratings import bootstrap_rho, gih_counts, gih_table, growth, rank_agreement, round_robin
+from drafts.core.simratings import (bootstrap_rho, for_cards, gih_counts, gih_table, growth, noise_ceiling,
+                                    rank_agreement, round_robin, shown_ratings, sim_label)
 
 SEAT_GAMES = [(["A", "B"], True), (["A"], False), (["A", "A", "C"], True), (["B", "C"], False)]
 REFERENCE = {"A": 0.60, "B": 0.55, "C": 0.58}
@@ -77,3 +78,19 @@ def test_round_robin_meets_each_pair_once():
         round_robin(7, 3)
     with pytest.raises(ValueError):
         round_robin(4, 4)
+
+
+def test_noise_ceiling_by_hand():
+    # reference .60/.55/.58: mean .5767, variance ((.0233^2 + .0267^2 + .0033^2) / 3) = 0.000422;
+    # noise: mean of 0.25/3, 0.25/2, 0.25/2 = 0.1111; sqrt(0.000422 / 0.1115) = 0.0615
+    assert noise_ceiling(gih_counts(SEAT_GAMES), REFERENCE, min_games=1) == pytest.approx(0.0615, abs=1e-4)
+    assert noise_ceiling(gih_counts(SEAT_GAMES), REFERENCE, min_games=3) is None
+
+
+def test_shown_ratings_from_30_games_and_own_pack_only():
+    table = {"A": {"games": 41, "wr": 0.561}, "B": {"games": 29, "wr": 0.7}, "C": {"games": "x"}}
+    shown = shown_ratings(table)
+    assert shown == {"A": {"wr": 0.561, "n": 41}}
+    assert sim_label(shown["A"]) == "sim GIH 56% (n=41)"
+    assert for_cards(shown, ["B", "A", "A"]) == {"A": {"wr": 0.561, "n": 41}}
+    assert for_cards(shown, ["B"]) == {}
