@@ -180,9 +180,17 @@ def by_games(rows: list[dict]) -> dict:
     return {f"{r['games']} games": r for r in rows}
 
 
-def reference_wr(code: str) -> dict[str, float]:
+def deck_games(game: dict, pod: dict) -> list[tuple[list[str], bool]]:
+    """A decided game's two seat games with every card of each seat's main deck (17Lands' "game played")."""
+    if game.get("winner") not in (0, 1):
+        return []
+    return [([n for n, _ in pod["decks"][seat] if n not in BASICS], game["winner"] == side)
+            for side, seat in enumerate(game["seats"])]
+
+
+def reference_wr(code: str, field: str = "gih_wr") -> dict[str, float]:
     cards = json.loads(catalog_path(code).read_text(encoding="utf-8")).get("cards", {})
-    return {n: float(c["gih_wr"]) for n, c in cards.items() if c.get("gih_wr") is not None}
+    return {n: float(c[field]) for n, c in cards.items() if c.get(field) is not None}
 
 
 def set_report(code: str, records: list[dict], min_games: int, reps: int, support: dict | None) -> dict:
@@ -211,6 +219,9 @@ def set_report(code: str, records: list[dict], min_games: int, reps: int, suppor
         "noise_ceiling": noise_ceiling(counts, reference, min_games),
         "spearman_10_games": bootstrap_rho(pod_seat_games, reference, 10, reps=reps),
         "noise_ceiling_10_games": noise_ceiling(counts, reference, 10),
+        # the same with every card of the deck, against 17Lands' GP WR (game played: more games per card)
+        "spearman_gp": bootstrap_rho([[sg for g in by_pod[p["pod"]] for sg in deck_games(g, p)] for p in pods
+                                      if p["pod"] in by_pod], reference_wr(code, "gp_wr"), min_games, reps=reps),
         "growth": by_games(growth(pod_seat_games, [len(by_pod[p]) for p in played], reference, CHECKPOINTS,
                                   min_games, reps=max(reps // 4, 100))),
         "growth_10_games": by_games(growth(pod_seat_games, [len(by_pod[p]) for p in played], reference,
