@@ -169,10 +169,10 @@ def play_table(pod: dict, round_no: int, table: tuple[int, int], engine, level: 
 # --- the report ------------------------------------------------------------------------------------------------
 
 def seat_games(game: dict) -> list[tuple[list[str], bool]]:
-    """A decided game's two seat games (cards drawn, won); none for an undecided one."""
+    """A decided game's two seat games (cards drawn, basic lands aside, won); none for an undecided one."""
     if game.get("winner") not in (0, 1):
         return []
-    return [(game["drawn"][side], game["winner"] == side) for side in (0, 1)]
+    return [([n for n in game["drawn"][side] if n not in BASICS], game["winner"] == side) for side in (0, 1)]
 
 
 def by_games(rows: list[dict]) -> dict:
