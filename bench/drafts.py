@@ -18,47 +18,16 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import statistics
 import time
 
 from bench.harness.machine import machine
-from bench.harness.paths import RESULTS, ROOT, command, data_dir
+from bench.harness.draft_sets import load_shipped, proxy_set
+from bench.harness.paths import RESULTS, command, data_dir
 from bench.harness.report import write_result
 
-WEIGHTS = ROOT / "ml" / "weights" / "drafts"
 CEILING = 0.67
 TARGETS = {"draftsim": 0.50, "archetype": 0.60, "neural": 0.655}
-
-
-def load_shipped(family: str, code: str):
-    """A shipped learned bot (safetensors + its config in the file's metadata), or None."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-
-    path = WEIGHTS / f"{family}-{code}.safetensors"
-    if not path.exists():
-        return None
-    with safe_open(str(path), framework="pt") as fh:
-        config = json.loads((fh.metadata() or {})["config"])
-    tensors = load_file(str(path))
-    if family == "archetype":
-        from drafts.bots.archetype import ArchetypeBot
-
-        return ArchetypeBot.from_tensors(tensors, config)
-    from drafts.bots.neural import NeuralBot
-
-    return NeuralBot.from_tensors(tensors, config)
-
-
-def proxy_set(code: str):
-    from drafts.bots.ratings import ratings_from_17lands, set_list_with_catalog
-    from drafts.core.cards import read_17lands_set
-
-    d = data_dir()
-    catalog = d / "arenamcp_17lands_ratings" / "catalogs" / f"{code}.catalog.json"
-    s = read_17lands_set(d / "statistical-drafting" / "cards" / f"{code}.csv", d / "statistical-drafting" / "cards" / "cards.csv")
-    return set_list_with_catalog(s, catalog), ratings_from_17lands(catalog)
 
 
 def bots_for(code: str, s, ratings) -> dict:

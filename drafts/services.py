@@ -5,6 +5,7 @@ back. Writes happen in one transaction each, so a failure never leaves half a po
 """
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from drafts.core.cards import BASIC_LANDS, DraftCard, DraftError, SetList
 from drafts.core.deckbuild import build_deck
 from drafts.core.pod import DraftPod, simulate
 from drafts.core.sets import DraftableSet, arrange, bonus_sheet_of
+from drafts.core.simratings import for_cards, shown_ratings, sim_label
 from drafts.models import Draft, DraftPick, DraftSeat
 from ml.registry import active_version, load_version
 
@@ -217,6 +219,28 @@ def _load_bot(version):
     return NeuralBot.from_tensors(loaded.tensors, loaded.config)
 
 
+_sim_cache: dict = {}
+
+
+def sim_ratings(code: str) -> dict[str, dict]:
+    """Card name -> ``{"wr", "n"}``: the set's simulated GIH win rates with at least ``SHOWN_MIN_GAMES`` seat
+    games, from the simulated pods' results (``settings.MTG_SIM_RATINGS``, written by ``python -m
+    bench.draft_games``); empty without the file or the set. Read again when the file changes."""
+    path = Path(settings.MTG_SIM_RATINGS)
+    try:
+        stamp = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return {}
+    if _sim_cache.get("stamp") != stamp:
+        try:
+            sets = json.loads(path.read_text(encoding="utf-8")).get("sets") or {}
+        except (OSError, ValueError, AttributeError):
+            sets = {}
+        _sim_cache.update(stamp=stamp, sets={c: shown_ratings((r or {}).get("card_table") or {}) for c, r in sets.items()
+                                             if isinstance(r, dict)})
+    return _sim_cache["sets"].get(code.upper(), {})
+
+
 def suggest(code: str, bot: str, pack: Sequence[str], pool: Sequence[str], pack_number: int = 0,
             pick_number: int = 0) -> dict:
     """Rank a pack for a drafter: the pure bot behind a name, no state stored."""
@@ -229,8 +253,13 @@ def suggest(code: str, bot: str, pack: Sequence[str], pool: Sequence[str], pack_
     engine, version = get_bot(bot, s)
     ranking = engine.pick(list(pack), list(pool), PickContext(set_list=s, pack_number=pack_number,
                                                              pick_number=pick_number))
+    sim = for_cards(sim_ratings(s.code), pack)
     return {"set": s.code, "bot": bot, "version": version.version if version else None,
-            "ranking": [{"card": n, "score": round(sc, 4)} for n, sc in ranking]}
+            "ranking": [{"card": n, "score": round(sc, 4), **_sim_fields(sim.get(n))} for n, sc in ranking]}
+
+
+def _sim_fields(rating: dict | None) -> dict:
+    return {} if rating is None else {"sim_gih": rating["wr"], "sim_games": rating["n"], "sim_label": sim_label(rating)}
 
 
 # --- storing pods ----------------------------------------------------------------------------------------

@@ -110,6 +110,8 @@ COMPLETION_BATCH_SIZE = int(env("COMPLETION_BATCH_SIZE", "8"))
 # A completion job queued or running longer than this (its worker died) counts against nobody's in-flight cap.
 COMPLETION_STALE_SECONDS = int(env("COMPLETION_STALE_SECONDS", "900"))
 MTG_DATASET_DIR = Path(env("MTG_DATASET_DIR", str(VAR_DIR / "datasets")))
+# card ratings from simulated pods (python -m bench.draft_games), shown beside the draft pick suggestions
+MTG_SIM_RATINGS = Path(env("MTG_SIM_RATINGS", str(BASE_DIR / "bench" / "results" / "draft_games.json")))
 
 INSTALLED_APPS = [
     "daphne",

@@ -18,7 +18,8 @@ from bench.harness.paths import RESULTS, ROOT
 # Raw records and bulky detail stay in the JSON; the .md says how many there were.
 DETAIL = {"games", "per_test", "per_format", "_samples", "server_logs", "server_tracebacks",
           "decks", "pairings", "close", "invalid", "first_error", "error_samples", "problems", "ours_by_deck",
-          "positions_list", "by_deck", "commands", "config", "settings", "events", "samples", "tracebacks", "history"}
+          "positions_list", "by_deck", "commands", "config", "settings", "events", "samples", "tracebacks", "history",
+          "card_table"}
 META = {"benchmark", "bench", "command", "date", "when", "machine"}
 MAX_DEPTH = 6
 MAX_INLINE = 6

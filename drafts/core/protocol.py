@@ -14,6 +14,7 @@ from typing import Mapping, Sequence
 from common import wire
 from drafts.core.cards import DraftError, SetList
 from drafts.core.pod import DraftPod, pass_direction
+from drafts.core.simratings import for_cards, sim_label
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 4096
@@ -97,9 +98,11 @@ def seat_key(pod: DraftPod, seat: int) -> SeatKey:
 
 
 def seat_view(pod: DraftPod, seat: int, deadline: float | None = None,
-              suggestions: Sequence[tuple[str, float]] | None = None) -> dict:
+              suggestions: Sequence[tuple[str, float]] | None = None,
+              sim_ratings: Mapping[str, Mapping] | None = None) -> dict:
     """The private view of one seat: its current pack (or None while it waits), its pool, the numbers
-    to send back with a pick, the pick deadline (epoch seconds) and the bot's ranked suggestions."""
+    to send back with a pick, the pick deadline (epoch seconds), the bot's ranked suggestions and ``sim``: the
+    simulated pods' ratings (``drafts.core.simratings``) of the cards of this seat's pack only, with their label."""
     s = pod.set_list
     pack = pod.current_pack(seat)
     pool = pod.pool(seat)
@@ -112,6 +115,8 @@ def seat_view(pod: DraftPod, seat: int, deadline: float | None = None,
         packs_waiting=pod.packs_waiting(seat), deadline=deadline,
         suggestions=None if suggestions is None or pack is None
         else [[n, round(float(v), 4)] for n, v in suggestions],
+        sim={} if pack is None or not sim_ratings
+        else {n: {**r, "label": sim_label(r)} for n, r in for_cards(sim_ratings, pack).items()},
     )
 
 

@@ -234,7 +234,8 @@ def view_of(draft: Draft, pod: DraftPod | None, row: DraftSeat, entry: CachedPod
         return {"v": 1, "type": "seat", "seat": row.seat, "complete": False, "pack": None, "pool": [],
                 "lobby": True}
     view = seat_view(pod, row.seat, deadline=_epoch(row.deadline),
-                     suggestions=suggestions_for(draft, pod, row.seat, entry))
+                     suggestions=suggestions_for(draft, pod, row.seat, entry),
+                     sim_ratings=services.sim_ratings(draft.set_code))
     view["deck_url"] = f"/drafts/{draft.pk}/seats/{row.seat}/build/" if pod.is_complete else None
     return view
 

@@ -78,6 +78,8 @@
       el("span", {"class": "card-type"}, card.type + (card.rarity ? " · " + card.rarity : "")));
     button.append(text);
     if (rank) button.append(el("span", {"class": "rank", title: "the bot's rank"}, "#" + rank));
+    const sim = rank && view.sim && view.sim[card.name];
+    if (sim) button.append(el("span", {"class": "sim-rating", title: "win rate when drawn in simulated bot pods"}, sim.label));
     button.addEventListener("click", () => pick(card.name));
     li.append(button);
     return li;
@@ -107,7 +109,7 @@
     const sug = $("suggestions");
     sug.hidden = !show || !view.suggestions;
     sug.replaceChildren(...(view.suggestions || []).slice(0, 3).map(([name, score]) =>
-      el("li", {}, name + " (" + score.toFixed(2) + ")")));
+      el("li", {}, name + " (" + score.toFixed(2) + ")" + (view.sim && view.sim[name] ? " · " + view.sim[name].label : ""))));
     renderPool();
     renderStatus();
   }
