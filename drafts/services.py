@@ -31,7 +31,7 @@ from drafts.core.cards import BASIC_LANDS, DraftCard, DraftError, SetList
 from drafts.core.deckbuild import build_deck
 from drafts.core.pod import DraftPod, simulate
 from drafts.core.sets import DraftableSet, arrange, bonus_sheet_of
-from drafts.core.simratings import for_cards, shown_ratings, sim_label
+from drafts.core.simratings import agrees_with_players, for_cards, shown_ratings, sim_label
 from drafts.models import Draft, DraftPick, DraftSeat
 from ml.registry import active_version, load_version
 
@@ -225,7 +225,8 @@ _sim_cache: dict = {}
 def sim_ratings(code: str) -> dict[str, dict]:
     """Card name -> ``{"wr", "n"}``: the set's simulated GIH win rates with at least ``SHOWN_MIN_GAMES`` seat
     games, from the simulated pods' results (``settings.MTG_SIM_RATINGS``, written by ``python -m
-    bench.draft_games``); empty without the file or the set. Read again when the file changes."""
+    bench.draft_games``); empty without the file or the set, or while the set's simulated ratings do not yet agree
+    with real players' beyond the noise (``agrees_with_players``). Read again when the file changes."""
     path = Path(settings.MTG_SIM_RATINGS)
     try:
         stamp = (str(path), path.stat().st_mtime_ns)
@@ -236,8 +237,8 @@ def sim_ratings(code: str) -> dict[str, dict]:
             sets = json.loads(path.read_text(encoding="utf-8")).get("sets") or {}
         except (OSError, ValueError, AttributeError):
             sets = {}
-        _sim_cache.update(stamp=stamp, sets={c: shown_ratings((r or {}).get("card_table") or {}) for c, r in sets.items()
-                                             if isinstance(r, dict)})
+        _sim_cache.update(stamp=stamp, sets={c: shown_ratings(r.get("card_table") or {}) for c, r in sets.items()
+                                             if isinstance(r, dict) and agrees_with_players(r)})
     return _sim_cache["sets"].get(code.upper(), {})
 
 

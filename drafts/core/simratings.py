@@ -151,6 +151,17 @@ def shown_ratings(cards: Mapping[str, Mapping], min_games: int = SHOWN_MIN_GAMES
     return out
 
 
+def agrees_with_players(set_result: Mapping) -> bool:
+    """Whether a set's simulated ratings are worth showing at all: the bench's rank correlation of the simulated GIH
+    win rates (cards with ``SHOWN_MIN_GAMES`` seat games) with 17Lands' has its 95% interval above zero. Below
+    that, a label beside a pick would be sampling noise dressed as a rating (FDN after 106 games: rho -0.04,
+    interval -0.43 to 0.32, so nothing is shown)."""
+    try:
+        return float((set_result.get("spearman") or {})["low"]) > 0
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
+
+
 def for_cards(ratings: Mapping[str, Mapping], names: Iterable[str]) -> dict[str, dict]:
     """The ratings of ``names`` only (a drafter's own pack): nothing about any other card."""
     return {n: dict(ratings[n]) for n in dict.fromkeys(names) if n in ratings}
@@ -176,6 +187,6 @@ def round_robin(seats: int, rounds: int) -> list[list[tuple[int, int]]]:
     return out
 
 
-__all__ = ["SHOWN_MIN_GAMES", "bootstrap_rho", "for_cards", "gih_counts", "gih_table", "growth", "noise_ceiling",
+__all__ = ["SHOWN_MIN_GAMES", "agrees_with_players", "bootstrap_rho", "for_cards", "gih_counts", "gih_table", "growth", "noise_ceiling",
            "pod_matrix",
            "rank_agreement", "round_robin", "shown_ratings", "sim_label"]

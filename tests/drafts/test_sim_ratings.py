@@ -28,7 +28,9 @@ def results(tmp_path, settings, draft_set):
     cards["TST golem"] = {"won": 20, "games": 29, "wr": 0.6897, "low": 0.5, "high": 0.83}
     cards["TST R common 0"] = {"won": 23, "games": 41, "wr": 0.561, "low": 0.41, "high": 0.70}
     path = tmp_path / "draft_games.json"
-    path.write_text(json.dumps({"benchmark": "draft_games", "sets": {"TST": {"games": 300, "card_table": cards}}}))
+    agreement = {"rho": 0.41, "cards": 15, "low": 0.12, "high": 0.63}  # with 17Lands, above zero
+    path.write_text(json.dumps({"benchmark": "draft_games",
+                                "sets": {"TST": {"games": 300, "card_table": cards, "spearman": agreement}}}))
     settings.MTG_SIM_RATINGS = path
     return path
 
@@ -76,3 +78,18 @@ def test_a_pod_seat_sees_sim_ratings_of_its_own_pack_only(results):
     assert other and not other & set(view["sim"])  # what another seat holds stays hidden
     some = next(iter(view["sim"].values()))
     assert some["label"].startswith("sim GIH ") and some["n"] >= 30
+
+
+def test_a_set_whose_ratings_do_not_agree_with_players_beyond_noise_shows_none(client, results):
+    """The FDN case: 106 games, the simulated ratings' rank correlation with 17Lands' interval spans zero: no label
+    is shown, even for the cards with 30+ games."""
+    import os
+
+    doc = json.loads(results.read_text())
+    doc["sets"]["TST"]["spearman"] = {"rho": -0.04, "cards": 7, "low": -0.43, "high": 0.32}
+    results.write_text(json.dumps(doc))
+    os.utime(results, ns=(3, 4))
+    assert services.sim_ratings("TST") == {}
+    body = post_json(client, "/api/drafts/suggest", {"set": "TST", "bot": "draftsim",
+                                                     "pack": ["TST R common 0"], "pool": []})
+    assert body.status_code == 200 and "sim_label" not in body.json()["ranking"][0]

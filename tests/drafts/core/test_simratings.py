@@ -94,3 +94,12 @@ def test_shown_ratings_from_30_games_and_own_pack_only():
     assert sim_label(shown["A"]) == "sim GIH 56% (n=41)"
     assert for_cards(shown, ["B", "A", "A"]) == {"A": {"wr": 0.561, "n": 41}}
     assert for_cards(shown, ["B"]) == {}
+
+
+def test_ratings_are_shown_only_when_they_agree_with_players_beyond_noise():
+    from drafts.core.simratings import agrees_with_players
+
+    assert agrees_with_players({"spearman": {"rho": 0.3, "low": 0.05, "high": 0.5}})
+    assert not agrees_with_players({"spearman": {"rho": -0.04, "low": -0.43, "high": 0.32}})
+    assert not agrees_with_players({"spearman": {"rho": 0.2, "low": 0.0, "high": 0.4}})  # touching zero: not yet
+    assert not agrees_with_players({}) and not agrees_with_players({"spearman": None})
