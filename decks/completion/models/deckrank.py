@@ -47,6 +47,7 @@ import torch
 from decks.completion.models.baselines import DeckBuilder, TunedVoteBaseline, VoteParams
 from decks.completion.models.deck_arrays import split_by_date
 from decks.completion.models.masking import known_from_count
+from decks.completion.models.example_arrays import FieldArrays
 from decks.completion.models.rank_features import (CARD_FEATURES, GROUP_COLUMNS, GROUP_FEATURES,
                                                    LEGACY_SLOT_FEATURES, SLOT_FEATURES, BoardSlots, Groups, RankParams,
                                                    SlotIndex, archetype_groups, board_slots, card_feature_table,
@@ -62,7 +63,7 @@ __all__ = ["CARD_FEATURES", "card_feature_table", "RankParams", "SlotIndex", "Bo
 # ----------------------------------------------------------------------------------------- training examples
 
 @dataclass
-class Examples:
+class Examples(FieldArrays):
     """Padded training / validation examples of one board: X [E, S, D], C [E, CTX], Y [E, S], M [E, S] (real
     slots), and per example the true board's copies found among the candidates (``covered``) and K."""
 
@@ -74,25 +75,6 @@ class Examples:
     K: np.ndarray
 
     FIELDS = ("X", "C", "Y", "M", "covered", "K")
-
-    def __len__(self) -> int:
-        return self.X.shape[0]
-
-    @classmethod
-    def stack(cls, parts: list["Examples"]) -> "Examples":
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in cls.FIELDS))
-
-    def subset(self, idx) -> "Examples":
-        return Examples(*(getattr(self, k)[idx] for k in self.FIELDS))
-
-    def arrays(self, prefix: str = "") -> dict:
-        """The arrays by name (``prefix`` + field), for ``np.savez``."""
-        return {f"{prefix}{k}": getattr(self, k) for k in self.FIELDS}
-
-    @classmethod
-    def from_arrays(cls, z, prefix: str = "") -> "Examples":
-        """The examples ``arrays(prefix)`` wrote (``z``: an opened ``np.load`` file or a dict)."""
-        return cls(*(z[f"{prefix}{k}"] for k in cls.FIELDS))
 
 
 def board_examples(vote, index: SlotIndex, decks, rows, Ks, popularity: np.ndarray, seed: int, board: int = 1,

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from decks.completion.models.baselines import DeckBuilder
+from decks.completion.models.example_arrays import FieldArrays
 from decks.completion.models.masking import known_from_count
 from decks.completion.models.rank_features import (SLOT_FEATURES, BoardSlots, RankParams, SlotIndex, board_slots,
                                                    slot_targets)
@@ -176,7 +177,7 @@ class MainRanker:
 # ----------------------------------------------------------------------------------------- training
 
 @dataclass
-class MainExamples:
+class MainExamples(FieldArrays):
     X: np.ndarray
     C: np.ndarray
     Y: np.ndarray
@@ -185,20 +186,6 @@ class MainExamples:
     hidden: np.ndarray
 
     FIELDS = ("X", "C", "Y", "M", "K", "hidden")
-
-    def __len__(self) -> int:
-        return self.X.shape[0]
-
-    @classmethod
-    def stack(cls, parts: list["MainExamples"]) -> "MainExamples":
-        return cls(*(np.concatenate([getattr(p, k) for p in parts]) for k in cls.FIELDS))
-
-    def arrays(self, prefix: str = "") -> dict:
-        return {f"{prefix}{k}": getattr(self, k) for k in self.FIELDS}
-
-    @classmethod
-    def from_arrays(cls, z, prefix: str = "") -> "MainExamples":
-        return cls(*(z[f"{prefix}{k}"] for k in cls.FIELDS))
 
 
 def main_examples(completer, index: SlotIndex, land: np.ndarray, decks, rows, Ks, popularity: np.ndarray, seed: int,
