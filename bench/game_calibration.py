@@ -55,7 +55,7 @@ SEATS = (("engine:VeryHard", "engine:Easy"), ("engine:Medium", "engine:Medium"),
 # the training side's seats: the same mix without the 2-copy ensemble (a game of it costs the CPU of five), so
 # the training games buy more decks and matchups for the same time; the held-out side keeps every seat
 TRAIN_SEATS = tuple(s for s in SEATS if not any(p.startswith("ensemble:") for p in s))
-SEED = {"train": 81000, "heldout": 91000}
+SEED = {"train": 81000, "heldout": 91000, "limited": 95000}
 
 
 class StretchPlayer:
@@ -91,17 +91,19 @@ def make(spec: str, seed: int):
 
 
 def jobs(side: str, games: int) -> list[dict]:
-    decks = calibration_decks.load()[side]
+    """The games of a side: ``train``, ``heldout`` (tournament decks) or ``limited`` (held-out games between two
+    drafted Limited decks; their side is ``heldout``)."""
+    decks = calibration_decks.load()["heldout_limited" if side == "limited" else side]
     out = []
-    table = SEATS if side == "heldout" else TRAIN_SEATS
-    for i in range(games):
+    table = TRAIN_SEATS if side == "train" else SEATS
+    for i in range(games if len(decks) >= 2 else 0):
         rng = random.Random(SEED[side] + i)
         a, b = rng.sample(range(len(decks)), 2)
         seats = table[i % len(table)]
         if (i // len(table)) % 2:
             seats = seats[::-1]
-        out.append({"id": f"{side}-{i}", "side": side, "seed": SEED[side] + i, "seats": list(seats),
-                    "decks": [decks[a]["name"], decks[b]["name"]]})
+        out.append({"id": f"{side}-{i}", "side": "heldout" if side == "limited" else side, "seed": SEED[side] + i,
+                    "seats": list(seats), "decks": [decks[a]["name"], decks[b]["name"]]})
     return out
 
 
@@ -216,6 +218,8 @@ def cmd_play(args) -> int:
     # the held-out side first, ``--heldout-lead`` of its games for each training game (so the held-out side reaches
     # its count early while some training games arrive to fit on), then the rest of the training games
     held, train = jobs("heldout", args.heldout), jobs("train", args.train)
+    limited = jobs("limited", args.limited)  # interleaved with the tournament decks' held-out games
+    held = [j for pair in zip(held, limited) for j in pair] + held[len(limited):] + limited[len(held):]
     order = []
     while held or train:
         order += [held.pop(0) for _ in range(min(len(held), args.heldout_lead))]
@@ -242,10 +246,17 @@ def cmd_play(args) -> int:
 
 # --- report -------------------------------------------------------------------------------------------------
 
-SOURCES = ("value", "engine", "baseline", "value_retrained", "blend", "logistic")
+SOURCES = ("value", "engine", "engine_both", "baseline", "value_retrained", "blend", "logistic")
+# sources fitted with many inputs (a regression over a dozen or more features, a retrained MLP): chosen only when
+# the training side holds at least this many decks and games. With fewer, a fold's out-of-fold score rests on a
+# handful of matchups and flatters them (25 games, 2026-11-28: the logistic source scored 0.053 out of fold and
+# 0.231 on the held-out games, against the baseline's 0.209)
+MANY_INPUTS = ("value_retrained", "blend", "logistic")
+MIN_TRAIN_DECKS, MIN_TRAIN_GAMES = 24, 40
 # the logistic source's regularisation, chosen among these by its out-of-fold Brier score on the training games
 LOGISTIC_L2 = (0.01, 0.05, 0.2)
 LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squashed",
+          "engine_both": "engine evaluation from both seats, squashed (this seat's and one minus the other's)",
           "baseline": "plain baseline (logistic: life, hand, board power)",
           "value_retrained": "value model retrained on the varied training games",
           "blend": "per phase, a logistic regression over the value model's and the engine's logits and the "
@@ -254,16 +265,16 @@ LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squ
                       "library, board, creatures' power and toughness, lands, deck make-up, turn, on the play), "
                       "each side's clock and cards, and the value model's and the engine's logits"}
 BASELINE_FEATURES = ("me_life", "opp_life", "me_hand", "opp_hand", "me_power", "opp_power")
-COLOURS = {"value": "#1f77b4", "engine": "#ff7f0e", "baseline": "#7f7f7f", "value_retrained": "#2ca02c",
+COLOURS = {"value": "#1f77b4", "engine": "#ff7f0e", "engine_both": "#bcbd22", "baseline": "#7f7f7f", "value_retrained": "#2ca02c",
            "blend": "#9467bd", "logistic": "#8c564b", "shown": "#d62728"}
 
 
 def positions(games: list[dict]) -> dict:
-    """Arrays of the decided games' positions: x/xo (features, mean over copies), ev (engine, the deciding seat),
-    won, turn, game index."""
+    """Arrays of the decided games' positions: x/xo (features, mean over copies), ev/evo (the engine's evaluation
+    for the deciding seat / the other seat), won, turn, game index."""
     import numpy as np
 
-    x, xo, ev, won, turn, game, decks = [], [], [], [], [], [], []
+    x, xo, ev, evo, won, turn, game, decks = [], [], [], [], [], [], [], []
     for gi, g in enumerate(games):
         if g.get("winner") not in (0, 1):
             continue
@@ -273,10 +284,11 @@ def positions(games: list[dict]) -> dict:
             x.append(np.mean([c["x"] for c in cs], axis=0))
             xo.append(np.mean([c["xo"] for c in cs], axis=0))
             ev.append(float(np.mean([c["ev"][0] for c in cs])))
+            evo.append(float(np.mean([c["ev"][1] for c in cs])))
             won.append(int(pos["seat"] == g["winner"]))
             turn.append(max(1, int(pos["turn"])))
             game.append(gi)
-    return {"x": np.array(x), "xo": np.array(xo), "ev": np.array(ev), "won": np.array(won, dtype=float),
+    return {"x": np.array(x), "xo": np.array(xo), "ev": np.array(ev), "evo": np.array(evo), "won": np.array(won, dtype=float),
             "turn": np.array(turn), "game": np.array(game), "decks": np.array(decks, dtype=object)}
 
 
@@ -294,6 +306,7 @@ def raw_estimates(data: dict, models: dict) -> dict:
     from gameplay.core.search.evaluation import win_probability
 
     out = {"engine": np.array([win_probability(v) for v in data["ev"]])}
+    out["engine_both"] = 0.5 * (out["engine"] + 1.0 - np.array([win_probability(v) for v in data["evo"]]))
     w, b = models["baseline"]
     out["baseline"] = cal.sigmoid(baseline_rows(data["x"]) @ w + b)
     for name in ("value", "value_retrained"):
@@ -377,6 +390,13 @@ def fit_models(train: dict, shipped, games_seed: int = 0, l2: float = LOGISTIC_L
                                           weight_decay=1e-2, groups=np.concatenate([train["game"]] * 2).tolist(),
                                           seed=games_seed)
     return models
+
+
+def eligible_sources(choice: dict, train_decks: int, train_games: int) -> dict:
+    """The sources (name -> out-of-fold Brier) the shown one may be chosen from: the many-input ones only once the
+    training side holds ``MIN_TRAIN_DECKS`` decks and ``MIN_TRAIN_GAMES`` games."""
+    enough = train_decks >= MIN_TRAIN_DECKS and train_games >= MIN_TRAIN_GAMES
+    return {name: b for name, b in choice.items() if enough or name not in MANY_INPUTS}
 
 
 def subset(data: dict, mask) -> dict:
@@ -469,7 +489,9 @@ def report(args) -> int:
     raw_train, raw_held = raw_estimates(train, models), raw_estimates(held, models)
     sources = [name for name in SOURCES if name in raw_train]
     choice = {name: b for name, b in choice.items() if name in sources}
-    shown = min(choice, key=choice.get)
+    train_decks = len(deck_names)
+    eligible = eligible_sources(choice, train_decks, len(train_games))
+    shown = min(eligible, key=eligible.get)
     # each map is fitted on estimates of positions its source was not fitted on: the out-of-fold ones (a source
     # fitted in-sample looks surer than it is, and a map fitted on that would sharpen it further)
     maps = {name: cal.Calibrator.fit(oof_raw[name][scored], train["won"][scored], train["turn"][scored])
@@ -480,6 +502,10 @@ def report(args) -> int:
         heldout[name + "_calibrated"] = by_phase(maps[name](raw_held[name], held["turn"]), held)
     shown_p = maps[shown](raw_held[shown], held["turn"])
     heldout["shown"] = by_phase(shown_p, held)
+    # the shown estimate on each kind of held-out deck: tournament decks, drafted Limited decks
+    limited = np.array([held_games[int(i)]["id"].startswith("limited-") for i in held["game"]], dtype=bool)
+    by_kind = {kind: by_phase(shown_p[m], subset(held, m)) for kind, m in (("tournament", ~limited),
+                                                                           ("limited", limited)) if m.any()}
     base = heldout["baseline"]
     targets = {}
     for phase in ["all"] + [n for n, _, _ in cal.PHASES]:
@@ -523,15 +549,21 @@ def report(args) -> int:
                       [g["cpu_seconds"] for g in held_games if tuple(g["seats"]) == k])), 1)
                       for k in sorted({tuple(g["seats"]) for g in held_games})},
                   "heldout_decks": sorted({d for g in held_games for d in g["decks"]}),
+                  "heldout_limited_games": sum(g["id"].startswith("limited-") for g in held_games),
                   "train_decks": sorted({d for g in train_games for d in g["decks"]}),
                   "errors": sum(bool(g.get("error")) for g in games)},
         "shown": {"source": shown, "label": LABELS[shown], "chosen_by": f"lowest out-of-fold Brier score ({folds} folds "
                   "of the training decks: each fold's games scored by the games with none of its decks) after a "
                   "per-phase Platt map", "out_of_fold_brier": choice,
+                  "eligible": sorted(eligible), "eligibility": f"sources of many inputs ({', '.join(MANY_INPUTS)}) "
+                  f"only with >= {MIN_TRAIN_DECKS} training decks and >= {MIN_TRAIN_GAMES} training games (here "
+                  f"{train_decks} decks, {len(train_games)} games)",
                   "logistic_l2": best_l2, "logistic_l2_out_of_fold_brier": {
                       str(l2): round(variant_brier[("logistic", l2)], 4) for l2 in LOGISTIC_L2},
                   "calibration": maps[shown].to_dict()},
         "targets": targets, "table": table, "heldout": heldout,
+        "shown_by_deck_kind": {kind: {ph: {k: sc[k] for k in ("positions", "brier", "ece")} for ph, sc in v.items()}
+                               for kind, v in by_kind.items()},
         "maps": {name: m.to_dict() for name, m in maps.items()},
         "baseline": {"features": list(BASELINE_FEATURES), "weights": [round(float(v), 4) for v in models["baseline"][0]],
                      "bias": round(models["baseline"][1], 4)},
@@ -644,6 +676,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("play", help="play the training and held-out games (resumable)")
     p.add_argument("--train", type=int, default=60)
     p.add_argument("--heldout", type=int, default=70)
+    p.add_argument("--limited", type=int, default=0, help="held-out games between two drafted Limited decks")
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--copies", type=int, default=2, help="honest copies a position is recorded on")
     p.add_argument("--train-copies", type=int, default=1, help="honest copies a training position is recorded on")

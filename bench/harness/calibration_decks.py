@@ -4,7 +4,11 @@
   (MTG_DATA_DIR/mtg_decklistcache) whose every main card the engine fully supports
   (``bench.harness.pool_decks.tournament_decks``), a few per format;
 - the **sample decks** (the four of MTG_DATA_DIR/game) stay on the training side only, as do ``EXTRA_TRAIN``
-  further (older) tournament decks of each format.
+  further (older) tournament decks of each format;
+- **drafted Limited decks** (``heldout_limited``): the 40-card decks the site's deck builder made from the pools
+  of the first ``LIMITED_PODS`` simulated FDN pods (bench/results/draft_games.jsonl.gz, ``bench.draft_games``),
+  held out only: no Limited deck is ever trained on, so they test the estimate on games the most unlike its
+  training.
 
 The decks are split once, deterministically (alternating in the corpus's order, so every format lands on both
 sides where it has two decks): ``train`` decks (with the sample decks) give the positions the calibration, the
@@ -26,6 +30,25 @@ CARD_DATA = DIR / "card-data.json"
 # older decks of each format beyond the split ones, all on the training side (more varied training games)
 EXTRA_TRAIN = 6
 FORMATS = ("Pauper", "Modern", "Standard", "Pioneer", "Legacy", "Premodern", "Vintage")
+DRAFTED = ROOT / "bench" / "results" / "draft_games.jsonl.gz"
+LIMITED_PODS = 2
+
+
+def limited_decks(path: Path = DRAFTED, pods: int = LIMITED_PODS) -> list[dict]:
+    """The decks built from the pools of the first ``pods`` simulated pods (each pod's eight seats; cards the
+    engine could not play were already left out when the pod was played)."""
+    import gzip
+
+    if not path.exists():
+        return []
+    out = []
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh if line.strip()]
+    for rec in sorted((r for r in records if r.get("kind") == "pod"), key=lambda r: (r["set"], r["pod"]))[:pods]:
+        for seat, deck in enumerate(rec["decks"]):
+            out.append({"name": f"limited_{rec['set']}_pod{rec['pod']}_seat{seat}", "format": "Limited",
+                        "main": [[name, int(n)] for name, n in deck]})
+    return out
 
 
 def split(decks: list[dict]) -> dict:
@@ -58,6 +81,7 @@ def choose(per_format: int = 4, extra_train: int = EXTRA_TRAIN) -> dict:
         (first if k < per_format else extra).append(deck)
     chosen = split(first)
     chosen["train"] = sample + chosen["train"] + extra
+    chosen["heldout_limited"] = limited_decks()
     names = {n for side in chosen.values() for d in side for n, _ in d["main"]} | BASICS
     by_name = _names(records)
     save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)
@@ -71,7 +95,9 @@ def choose(per_format: int = 4, extra_train: int = EXTRA_TRAIN) -> dict:
 def load() -> dict:
     """The chosen decks (chosen now when var/calibration/decks.json is missing)."""
     if DECKS.exists() and CARD_DATA.exists():
-        return json.loads(DECKS.read_text(encoding="utf-8"))
+        chosen = json.loads(DECKS.read_text(encoding="utf-8"))
+        if "heldout_limited" in chosen:  # (a file chosen before the Limited decks: chosen again)
+            return chosen
     return choose()
 
 

@@ -213,18 +213,24 @@ class ValueModel:
         """What the page's estimate is made of (``info["shown"]["source"]``, chosen by ``bench/game_calibration.py``
         as the best calibrated on its training games): ``value`` (this model, the default), ``engine`` (the
         engine's evaluation, squashed), ``baseline`` (a logistic regression on life, hand and board power, its
-        weights in ``info["shown"]``), ``blend`` (per phase, a logistic regression over the first two's logits
+        weights in ``info["shown"]``), ``engine_both`` (the engine's evaluation from both seats, squashed: the mean of
+        this seat's and one minus the other seat's), ``blend`` (per phase, a logistic regression over the first two's logits
         and the baseline's inputs) or ``logistic`` (per phase, a regularised logistic regression over every feature
         of both sides, derived ones and the first two's logits: ``gameplay.core.learning.estimate``); each through
         the calibration map."""
         source = (self.info.get("shown") or {}).get("source") or "value"
-        return source if source in ("value", "engine", "baseline", "blend", "logistic") else "value"
+        return source if source in ("value", "engine", "engine_both", "baseline", "blend", "logistic") else "value"
 
-    def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float, turn: int = 1) -> float:
-        """The shown source's P(win) before calibration (``mine``/``theirs``: the position from each side)."""
+    def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float, turn: int = 1,
+                  evaluation_other: float | None = None) -> float:
+        """The shown source's P(win) before calibration (``mine``/``theirs``: the position from each side;
+        ``evaluation_other``: the other seat's own evaluation, when known)."""
         source = self.shown_source
         if source == "engine":
             return win_probability(evaluation)
+        if source == "engine_both":
+            other = -evaluation if evaluation_other is None else evaluation_other
+            return 0.5 * (win_probability(evaluation) + 1.0 - win_probability(other))
         spec = self.info.get("shown") or {}
         if source == "baseline":
             idx = [FEATURES.index(f) for f in spec["features"]]
@@ -247,7 +253,7 @@ class ValueModel:
         """P(``seat`` wins) as a person is shown it: the shown source's estimate through the calibration map."""
         turn = int(_num(state.get("state", state).get("turn_number")) or 1)
         mine = features(state, seat, evaluation)
-        raw = self.raw_shown(mine, swap_sides(mine, evaluation_other), evaluation, turn)
+        raw = self.raw_shown(mine, swap_sides(mine, evaluation_other), evaluation, turn, evaluation_other)
         return self.calibrated(raw, turn)
 
     # -- files -------------------------------------------------------------------------------
