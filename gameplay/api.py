@@ -109,6 +109,9 @@ class RecommendationSerializer(serializers.Serializer):
     position_estimate = serializers.FloatField(
         allow_null=True, help_text="0..1 for the seat: the learned value model's P(win) of the position, averaged over "
                                    "copies with the hidden cards re-dealt (null when no model is installed)")
+    position_source = serializers.CharField(
+        allow_null=True, help_text="what the position estimate is made of, as the page names it (e.g. 'engine "
+                                   "evaluation, calibrated'; bench/game_calibration.py chooses it); null without a model")
     alternatives = AlternativeSerializer(many=True)
     simulations = serializers.IntegerField()
     elapsed = serializers.FloatField()

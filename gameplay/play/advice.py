@@ -151,6 +151,7 @@ def run_advice(game_id, revision: int, *, level: str | None = None, algorithm: s
     models = search_models()  # the learned models in use, once for this request
     head.update(level=chosen.level, algorithm=_algorithm_name(chosen),
                 budget={"seconds": budget.seconds, "simulations": budget.simulations},
+                position_source=_estimate_label(models),
                 **(_spread_fields(None) | {"position_estimate": None} if chosen.kind == "vote" else  # on its copies
                    _position_estimate(engine, state, seat, random.Random(f"{row.seed}:{revision}:value"), models)))
     last = [0.0]
@@ -229,6 +230,15 @@ def _position_model(models):
     return model.shown_probability
 
 
+def _estimate_label(models) -> str | None:
+    """What the shown estimate is made of ("engine evaluation, calibrated"; ``ValueModel.shown_label``), None
+    without a model: the page names it beside the number."""
+    try:
+        return models.leaf_model().shown_label
+    except ValueModelError:
+        return None
+
+
 def _spread_fields(found: dict | None, copies=None) -> dict:
     """The head's fields beside ``position_estimate``: the copies' lowest and highest estimates, how many, and
     ``position_uncertain`` when they disagree (``value.UNCERTAIN_SPREAD``): the page then says "uncertain"."""
@@ -279,6 +289,7 @@ def advise_state(state, seat, *, level=None, algorithm=None, seconds=None, simul
         raise PlayError(f"the search failed: {exc}", 500) from None
     head = (_spread_fields(None) | {"position_estimate": None} if chosen.kind == "vote" else
             _position_estimate(engine, game.state(), seat, random.Random(seed), models))
+    head["position_source"] = _estimate_label(models)
     out = _rec_dict(rec, head, {a.key for a in legal})
     out.update(**{k: v for k, v in head.items() if k.startswith("position_")}, seat=seat,
                level=chosen.level, budget={"seconds": budget.seconds, "simulations": budget.simulations}, turn=game.turn,

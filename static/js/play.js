@@ -228,14 +228,15 @@
     const learned = advice.position_estimate !== null && advice.position_estimate !== undefined;
     if (learned) {
       const p = advice.position_estimate, low = advice.position_low, high = advice.position_high;
+      const by = advice.position_source || "value model, calibrated";
       const span = low !== null && low !== undefined && high !== null && high !== undefined && advice.position_copies > 1 ?
         pct(low) + "–" + pct(high) + " over " + advice.position_copies + " copies" : "";
       if (advice.position_uncertain) {
         return {value: 0.5, text: "uncertain", uncertain: true,
-          source: "the copies disagree (" + span + "); value model, calibrated"};
+          source: "the copies disagree (" + span + "); " + by};
       }
       return {value: p, text: pct(p), uncertain: false,
-        source: (span ? span + " · " : "") + "value model, calibrated"};
+        source: (span ? span + " · " : "") + by};
     }
     const win = rec.win_estimate === null || rec.win_estimate === undefined ? null : rec.win_estimate;
     return {value: win === null ? 0.5 : win, text: win === null ? "–" : pct(win), uncertain: false,

@@ -138,6 +138,7 @@ def test_advice_streams_to_the_socket(game_env, advice_worker, hidden_cards):  #
         assert done["position_low"] <= done["position_estimate"] <= done["position_high"]
         assert done["position_copies"] == 4 and done["position_uncertain"] == (
             done["position_high"] - done["position_low"] >= 0.25)
+        assert done["position_source"].endswith(", calibrated")  # the page names what the estimate is made of
         if not rec["forced"]:  # the headline and the table on one scale (docs/game-advice.md)
             own = next(a for a in rec["alternatives"] if a["key"] == rec["action"]["key"])
             assert rec["win_estimate"] == done["position_estimate"] == own["value"]

@@ -67,3 +67,20 @@ def test_panel_says_uncertain_when_the_copies_disagree():
 def test_panel_without_a_model_shows_the_search_value():
     shown = _win_estimate({"position_estimate": None}, {"win_estimate": 0.625})
     assert shown == {"value": 0.625, "text": "63%", "uncertain": False, "source": "search"}
+
+
+def test_panel_names_the_source_the_estimate_is_made_of():
+    """The line names what the estimate is made of (the shown source bench/game_calibration.py chose), not always
+    "value model"."""
+    from gameplay.core.learning.value import FEATURES, ValueModel
+    import numpy as np
+
+    shown = _win_estimate({"position_estimate": 0.71, "position_low": 0.66, "position_high": 0.74, "position_copies": 4,
+                           "position_uncertain": False, "position_source": "engine evaluation, calibrated"},
+                          {"win_estimate": 0.6})
+    assert shown["source"] == "66%–74% over 4 copies · engine evaluation, calibrated"
+    flat = ([(np.zeros((1, len(FEATURES))), np.zeros(1))], np.zeros(len(FEATURES)), np.ones(len(FEATURES)))
+    calib = {"a": {"turns 1-3": 0.5}, "b": {"turns 1-3": 0.0}}
+    assert ValueModel(*flat, {"shown": {"source": "engine_both"}, "calibration": calib}).shown_label == \
+        "engine evaluation, calibrated"
+    assert ValueModel(*flat, {}).shown_label == "value model"

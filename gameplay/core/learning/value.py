@@ -55,6 +55,10 @@ DEFAULT_WEIGHTS = Path(__file__).resolve().parents[3] / "ml" / "weights" / "game
 V1_WEIGHTS = DEFAULT_WEIGHTS.with_name("game_value_v1.safetensors")
 # the copies of a position disagree when their estimates span this much: the page says "uncertain"
 UNCERTAIN_SPREAD = 0.25
+# what the page says the estimate is made of, per shown source (``ValueModel.shown_label``)
+SOURCE_LABELS = {"value": "value model", "engine": "engine evaluation", "engine_both": "engine evaluation",
+                 "baseline": "life, hand and board", "blend": "value model and engine evaluation",
+                 "logistic": "whole-table regression"}
 EVASIVE = frozenset({"Flying", "Menace", "Shadow", "Fear", "Intimidate", "Skulk", "Horsemanship"})
 
 _SIDE = ("life", "poison", "hand", "library", "graveyard", "lands", "creatures", "power", "toughness",
@@ -220,6 +224,11 @@ class ValueModel:
         the calibration map."""
         source = (self.info.get("shown") or {}).get("source") or "value"
         return source if source in ("value", "engine", "engine_both", "baseline", "blend", "logistic") else "value"
+
+    @property
+    def shown_label(self) -> str:
+        """What the page says the estimate is made of: "engine evaluation, calibrated", "value model", ..."""
+        return SOURCE_LABELS[self.shown_source] + (", calibrated" if self.calibration is not None else "")
 
     def raw_shown(self, mine: list[float], theirs: list[float], evaluation: float, turn: int = 1,
                   evaluation_other: float | None = None) -> float:
