@@ -255,6 +255,11 @@ MANY_INPUTS = ("value_retrained", "blend", "logistic")
 MIN_TRAIN_DECKS, MIN_TRAIN_GAMES = 24, 40
 # the logistic source's regularisation, chosen among these by its out-of-fold Brier score on the training games
 LOGISTIC_L2 = (0.01, 0.05, 0.2)
+# the calibration map's regularisation (``Calibrator.fit``'s l2: how far its slope is pulled towards 0, an estimate
+# towards the phase's share of wins; 10: about that share whatever the source says), chosen per source and phase
+# out of fold among these: early in a game nothing predicts the winner well (every source scored worse than a coin
+# in turns 1-3 out of fold on 34 training games), and an unregularised map stays too sure there
+MAP_L2 = (1e-3, 0.03, 0.1, 0.3, 1.0, 10.0)
 LABELS = {"value": "value model (shipped v1)", "engine": "engine evaluation, squashed",
           "engine_both": "engine evaluation from both seats, squashed (this seat's and one minus the other's)",
           "baseline": "plain baseline (logistic: life, hand, board power)",
@@ -448,7 +453,7 @@ def report(args) -> int:
     in_fold = np.array([[any(deck_fold[d] == k for d in pair.split("|")) for k in range(folds)]
                         for pair in train["decks"]]).reshape(len(train["won"]), folds)
     variants = [(name, None) for name in SOURCES if name != "logistic"] + [("logistic", l2) for l2 in LOGISTIC_L2]
-    oof_sum = {v: np.zeros(len(train["won"])) for v in variants}
+    oof_sum = {(v, ml2): np.zeros(len(train["won"])) for v in variants for ml2 in MAP_L2}
     raw_sum = {v: np.zeros(len(train["won"])) for v in variants}  # each fold's fitted sources, raw
     seen = np.zeros(len(train["won"]))  # how many folds scored each position
     for k in range(folds):
@@ -463,14 +468,27 @@ def report(args) -> int:
                 if (vl2 is not None and vl2 != l2) or (vl2 is None and li > 0):
                     continue
                 if name not in pa:  # (a source a part could not fit scores as a coin)
-                    oof_sum[(name, vl2)][in_fold[:, k]] += 0.5
+                    for ml2 in MAP_L2:
+                        oof_sum[((name, vl2), ml2)][in_fold[:, k]] += 0.5
                     raw_sum[(name, vl2)][in_fold[:, k]] += 0.5
                     continue
-                oof_sum[(name, vl2)][in_fold[:, k]] += cal.Calibrator.fit(pa[name], a["won"], a["turn"])(
-                    pb[name], b["turn"])
+                for ml2 in MAP_L2:
+                    oof_sum[((name, vl2), ml2)][in_fold[:, k]] += cal.Calibrator.fit(
+                        pa[name], a["won"], a["turn"], l2=ml2)(pb[name], b["turn"])
                 raw_sum[(name, vl2)][in_fold[:, k]] += pb[name]
     scored = seen > 0
-    variant_brier = {v: cal.brier(oof_sum[v][scored] / seen[scored], train["won"][scored]) for v in variants}
+    # each variant's map regularisation per phase: the one with the lowest out-of-fold Brier score on its positions
+    train_phase = np.array([cal.phase_of(int(t)) for t in train["turn"]])
+    map_l2 = {}
+    for v in variants:
+        map_l2[v] = {}
+        for ph, _, _ in cal.PHASES:
+            m = scored & (train_phase == ph)
+            map_l2[v][ph] = MAP_L2[0] if not m.any() else min(MAP_L2, key=lambda ml2: cal.brier(
+                oof_sum[(v, ml2)][m] / seen[m], train["won"][m]))
+    oof = {v: sum(np.where(train_phase == ph, oof_sum[(v, ml2)], 0.0) for ph, ml2 in map_l2[v].items())
+           for v in variants}
+    variant_brier = {v: cal.brier(oof[v][scored] / seen[scored], train["won"][scored]) for v in variants}
     best_l2 = min(LOGISTIC_L2, key=lambda l2: variant_brier[("logistic", l2)])
     pick = {name: (name, best_l2 if name == "logistic" else None) for name in SOURCES}
     oof_raw = {name: np.where(scored, raw_sum[pick[name]] / np.maximum(seen, 1), 0.5) for name in SOURCES}
@@ -479,9 +497,11 @@ def report(args) -> int:
         print(f"training: {len(train_games)} games, {len(train['won'])} positions, {len(deck_names)} decks, "
               f"{folds} folds")
         for v in variants:
-            p = oof_sum[v][scored] / seen[scored]
+            p = oof[v][scored] / seen[scored]
             phases = by_phase(p, subset(train, scored))
-            print(f"  {v[0]:16s} {'' if v[1] is None else v[1]!s:6s} Brier {variant_brier[v]:.4f}  ECE " + " / ".join(
+            print(f"  {v[0]:16s} {'' if v[1] is None else v[1]!s:6s} map " + "/".join(
+                  f"{ml2:g}" for ml2 in map_l2[v].values()) + f"  Brier {variant_brier[v]:.4f}  "
+                  "ECE " + " / ".join(
                 f"{phases[ph]['ece']:.3f}" for ph in phases if ph != "all") + "  Brier " + " / ".join(
                 f"{phases[ph]['brier']:.3f}" for ph in phases if ph != "all"))
         return 0
@@ -494,7 +514,8 @@ def report(args) -> int:
     shown = min(eligible, key=eligible.get)
     # each map is fitted on estimates of positions its source was not fitted on: the out-of-fold ones (a source
     # fitted in-sample looks surer than it is, and a map fitted on that would sharpen it further)
-    maps = {name: cal.Calibrator.fit(oof_raw[name][scored], train["won"][scored], train["turn"][scored])
+    maps = {name: cal.Calibrator.fit(oof_raw[name][scored], train["won"][scored], train["turn"][scored],
+                                     l2=map_l2[pick[name]])
             for name in sources}
     heldout = {}
     for name in sources:
@@ -560,6 +581,7 @@ def report(args) -> int:
                   f"{train_decks} decks, {len(train_games)} games)",
                   "logistic_l2": best_l2, "logistic_l2_out_of_fold_brier": {
                       str(l2): round(variant_brier[("logistic", l2)], 4) for l2 in LOGISTIC_L2},
+                  "map_l2": map_l2[pick[shown]],
                   "calibration": maps[shown].to_dict()},
         "targets": targets, "table": table, "heldout": heldout,
         "shown_by_deck_kind": {kind: {ph: {k: sc[k] for k in ("positions", "brier", "ece")} for ph, sc in v.items()}

@@ -136,9 +136,10 @@ class Calibrator:
         return float(self(np.array([p]), np.array([turn]))[0])
 
     @classmethod
-    def fit(cls, p, y, turns, l2: float = 1e-3) -> "Calibrator":
+    def fit(cls, p, y, turns, l2: float | dict = 1e-3) -> "Calibrator":
         """Fitted per phase on (estimate, outcome, turn) of training positions; a phase with fewer than 20
-        positions keeps the identity."""
+        positions keeps the identity. ``l2`` pulls the slope towards 0 (a large one: the phase's share of wins
+        whatever the estimate), one for every phase or ``{phase: l2}``."""
         p, y = _arrays(p, y)
         turns = np.asarray(turns).ravel()
         phases = np.array([phase_of(int(t)) for t in turns])
@@ -146,7 +147,7 @@ class Calibrator:
         for name, _, _ in PHASES:
             m = phases == name
             if m.sum() >= 20 and 0 < y[m].mean() < 1:
-                w, b = fit_logistic(logit(p[m])[:, None], y[m], l2)
+                w, b = fit_logistic(logit(p[m])[:, None], y[m], l2[name] if isinstance(l2, dict) else l2)
                 out.a[name], out.b[name] = round(float(w[0]), 5), round(b, 5)
         return out
 

@@ -65,3 +65,18 @@ def test_scores_refuse_what_is_not_a_probability():
 def test_phases():
     assert [cal.phase_of(t) for t in (1, 3, 4, 7, 8, 30)] == [
         "turns 1-3", "turns 1-3", "turns 4-7", "turns 4-7", "turns 8+", "turns 8+"]
+
+
+def test_map_regularised_per_phase_falls_back_to_the_share_won():
+    """A strong pull on one phase's slope makes its map say about that phase's share of wins whatever the source
+    says (early in a game nothing predicts the winner); the other phases keep their fitted slope."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=4000) < p).astype(float)
+    turns = np.where(np.arange(4000) % 2 == 0, 2, 9)
+    m = cal.Calibrator.fit(p, y, turns, l2={"turns 1-3": 10.0, "turns 4-7": 1e-3, "turns 8+": 1e-3})
+    assert abs(m.a["turns 1-3"]) < 0.05 and 0.8 < m.a["turns 8+"] < 1.2
+    early = y[turns == 2].mean()
+    assert abs(m.one(0.05, 2) - early) < 0.03 and abs(m.one(0.95, 2) - early) < 0.03
+    assert m.one(0.9, 9) > 0.8
+    assert abs(cal.Calibrator.fit(p, y, turns, l2=10.0).a["turns 8+"]) < 0.05  # one l2: every phase
