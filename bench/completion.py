@@ -113,7 +113,9 @@ def main() -> int:
         """'label=<ModelVersion id>[@steps=N]' -> (label, that version's completer, N main rounds if given)."""
         label, _, rest = spec.partition("=")
         pk, _, option = rest.partition("@")
-        other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split)
+        # the figures version's sideboard ranker (the active one may be a refit that saw the held-out decks)
+        other = build_masked_completer(version=ModelVersion.objects.get(pk=int(pk)), split_date=split,
+                                       rank=figures_rank)
         if option:
             name, _, value = option.partition("=")
             if name != "steps":

@@ -1,6 +1,7 @@
 """The main-deck ranker (issue 36, part 3): train it, choose it on the validation month, then one held-out run.
 
     python -m bench.main_rank [--months 2] [--per-month 1500] [--val 600] [--n 200] [--held-out 0] [--save PATH]
+                              [--masked VERSION] [--split YYYY-MM-DD]
 
 1. **Examples** (``decks.completion.models.mainrank.main_examples``): ``--per-month`` decks of each of the ``--months``
    months before the validation month (the month before the masked model's split date), each completed by the
@@ -10,6 +11,11 @@
    best-scored slots), against the masked model's own order on the same slots.
 3. **Validation month, the whole completer** (``--n`` decks per K, corpus before the month): the masked completer
    with the ranker against without it and the tuned vote, deck by deck (sign test), legality checked.
+``--masked VERSION``: the deck_masked version (its number) whose evidence the ranker learns from and that the
+validation month's completers use (default: the figures version, else the active one). A version fitted before the
+ranker's training months (e.g. split 2026-03-01) gives evidence on those months that is out of sample, as it is at
+inference; the validation month and the held-out split stay ``--split`` (default: the figures version's split date).
+
 4. ``--held-out N``: the same on N decks per K published on/after the split date (the figures versions; the ranker's
    examples all predate the split): run it once, after choosing on validation.
 
@@ -48,6 +54,9 @@ def main() -> int:
     parser.add_argument("--save", default="")
     parser.add_argument("--out", default="main_rank", help="the results file's name (bench/results/OUT.json)")
     parser.add_argument("--load", default="", help="weights saved by --save: skip the examples and the fit")
+    parser.add_argument("--masked", type=int, default=0,
+                        help="deck_masked version number of the evidence (0: the figures version, else the active one)")
+    parser.add_argument("--split", default="", help="the held-out split (default: the figures version's split date)")
     args = parser.parse_args()
 
     os.environ["MTG_STACK"] = args.stack
@@ -72,6 +81,7 @@ def main() -> int:
     from decks.completion.models.rank_features import SlotIndex, context_size
     from decks.completion.models.rank_model import RankerConfig
     from decks.embeddings.service import active_embeddings
+    from ml.models import ModelVersion
     from ml.registry import active_version
 
     started = time.perf_counter()
@@ -84,7 +94,11 @@ def main() -> int:
     cards = card_features(names)
     figures_masked, figures_rank = figures_versions()
     masked_version = figures_masked or active_version("deck_masked")
-    split = (masked_version.config or {}).get("split_date") or DEFAULT_SPLIT
+    split = args.split or (masked_version.config or {}).get("split_date") or DEFAULT_SPLIT
+    # the evidence's version: the ranker's examples and the validation month's completers
+    evidence = (ModelVersion.objects.get(kind="deck_masked", scope="", version=args.masked) if args.masked
+                else figures_masked)
+    evidence_split = ((evidence or masked_version).config or {}).get("split_date") or DEFAULT_SPLIT
     val_start = month_start(split_day(split) - 1, 0)
     day = lambda d: str(np.datetime64(int(d), "D"))  # noqa: E731
     arrays = deck_arrays(names)
@@ -93,13 +107,18 @@ def main() -> int:
     Ks = tuple(args.known)
 
     def completer_before(first_day: int):
-        c = build_masked_completer(version=figures_masked, split_date=day(first_day), rank=False)
+        c = build_masked_completer(version=evidence, split_date=day(first_day), rank=False)
         return c, SlotIndex(c.vote.fitted, cards, RANK_MAIN)
 
     doc = {"benchmark": "main_rank", "command": command("main_rank"),
            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "machine": machine(torch=torch.__version__), "stack": args.stack,
            "deck_masked": {"version": masked_version.version if masked_version else None, "split_date": split},
+           "evidence": {"version": (evidence or masked_version).version if (evidence or masked_version) else None,
+                        "split_date": evidence_split,
+                        "examples_from": day(month_start(val_start, args.months)),
+                        # True: the masked model saw the ranker's example decks (its evidence on them is in-sample)
+                        "in_sample": bool(split_day(evidence_split) > month_start(val_start, args.months))},
            "validation_month": day(val_start)[:7], "rank": RANK_MAIN.to_dict()}
     config = RankerConfig(slot_features=MAIN_SLOT_FEATURES, context=context_size(len(FORMATS)), width=args.width,
                           layers=args.layers, heads=4)
@@ -108,6 +127,8 @@ def main() -> int:
         doc["fit"] = json.loads(Path(args.load + ".json").read_text()).get("metrics")
     else:
         key = f"{names_sha1(names)[:8]}-{len(arrays)}-{split}-{args.months}-{args.per_month}-{args.val}-{MAIN_SLOT_FEATURES}"
+        if args.masked:   # another evidence version: its own examples
+            key += f"-masked{evidence.pk}"
         cache = Path(settings.MTG_DATASET_DIR) / f"main-rank-examples-{key}.npz"
         if cache.exists():
             with np.load(cache) as z:

@@ -21,15 +21,18 @@ MANIFEST = WEIGHTS_DIR / "manifest.json"
 
 
 FIGURES = "figures"  # a shipped entry's role: the version the published held-out figures come from (never activated)
+HALF = "float16"  # a shipped file's ``storage`` (config): float tensors rounded to float16, cast back to float32 on load
 
 
 def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = False,
-                  figures: ModelVersion | None = None) -> list[dict]:
+                  figures: ModelVersion | None = None, half: bool = False) -> list[dict]:
     """Copy the active version of each kind (and of each scope of the scoped kinds) into ml/weights/
     and write the manifest. ``merge``: keep the manifest's entries of the other kinds (ship one kind alone).
     ``figures``: also ship this version of the kind as ``<kind>.figures.safetensors`` (role ``figures``: the
     version fitted on a dated split whose held-out figures the docs quote, when the active one is a refit on every
-    deck); registered on setup, never activated."""
+    deck); registered on setup, never activated. ``half``: the figures file's float tensors are stored as float16
+    (config ``storage``: float16; ``ml.registry.load_version`` casts them back to float32) so that both versions fit
+    in the repository's weight budget; its manifest checksum is the float16 file's."""
     WEIGHTS_DIR.mkdir(parents=True, exist_ok=True)
     versions = list(ModelVersion.objects.filter(kind__in=kinds, scope="", active=True).order_by("kind"))
     versions += list(ModelVersion.objects.filter(kind__in=scoped_kinds, active=True).order_by("kind", "scope"))
@@ -48,14 +51,22 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = 
         # (_move_registered_out), and the stale path would now hold that other version's weights
         version.refresh_from_db(fields=["weights_path"])
         source, target = resolve_path(version.weights_path), WEIGHTS_DIR / name
-        if source.resolve() != target.resolve():  # a shipped default registered in place is already there
+        halved = half and roles.get(version.pk) == FIGURES
+        if halved:
             _move_registered_out(target, keep=version)
-            shutil.copyfile(source, target)
-        if sha256_file(target) != version.weights_sha256:  # never a manifest entry its file does not match
-            raise RuntimeError(f"{target} does not hold {version.kind} v{version.version}'s weights "
-                               f"(checksum mismatch after the copy)")
+            sha = _write_half(source, target, version)
+        else:
+            if source.resolve() != target.resolve():  # a shipped default registered in place is already there
+                _move_registered_out(target, keep=version)
+                shutil.copyfile(source, target)
+            sha = version.weights_sha256
+            if sha256_file(target) != sha:  # never a manifest entry its file does not match
+                raise RuntimeError(f"{target} does not hold {version.kind} v{version.version}'s weights "
+                                   f"(checksum mismatch after the copy)")
         config = {**version.config, "role": FIGURES} if roles.get(version.pk) == FIGURES else version.config
-        entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": version.weights_sha256,
+        if halved:
+            config = {**config, "storage": HALF}
+        entries.append({"kind": version.kind, "scope": version.scope, "file": name, "sha256": sha,
                         "config": config, "metrics": version.metrics, "data_snapshot": version.data_snapshot,
                         "notes": version.notes})
     written = entries
@@ -64,6 +75,26 @@ def export_active(kinds=SHIPPED_KINDS, scoped_kinds=SCOPED_KINDS, merge: bool = 
         written = [e for e in shipped() if e["kind"] not in exported] + entries
     MANIFEST.write_text(json.dumps(written, indent=1, sort_keys=True))
     return entries
+
+
+def _write_half(source: Path, target: Path, version: ModelVersion) -> str:
+    """Write ``source``'s tensors to ``target`` with the float ones as float16 (the others as they are); the new
+    file's checksum. Refuses a source that is not the version's weights, or a copy that does not read back as them."""
+    import torch  # noqa: PLC0415 torch: kept off Django start-up
+    from safetensors import safe_open  # noqa: PLC0415
+    from safetensors.torch import load_file, save_file  # noqa: PLC0415
+
+    if sha256_file(source) != version.weights_sha256:
+        raise RuntimeError(f"{source} does not hold {version.kind} v{version.version}'s weights (checksum mismatch)")
+    tensors = load_file(str(source))
+    with safe_open(str(source), framework="pt") as fh:
+        metadata = dict(fh.metadata() or {})
+    halved = {k: (v.to(torch.float16) if v.is_floating_point() else v).contiguous() for k, v in tensors.items()}
+    save_file(halved, str(target), metadata=metadata or None)
+    back = load_file(str(target))
+    if set(back) != set(tensors) or any(not torch.equal(back[k], halved[k]) for k in tensors):
+        raise RuntimeError(f"{target} does not read back as {version.kind} v{version.version}'s float16 weights")
+    return sha256_file(target)
 
 
 def _move_registered_out(target: Path, keep: ModelVersion) -> None:

@@ -312,6 +312,10 @@ def load_version(version: ModelVersion) -> LoadedModel:
     if not path.exists():
         raise NoActiveModel(f"Weights of {version} are missing at {path}.")
     tensors = load_file(str(path))
+    if (version.config or {}).get("storage") == "float16":  # shipped at half size (ml.defaults.HALF): computed in float32
+        import torch  # noqa: PLC0415 loaded already by safetensors.torch
+
+        tensors = {k: (v.float() if v.dtype == torch.float16 else v) for k, v in tensors.items()}
     with safe_open(str(path), framework="pt") as fh:
         metadata = dict(fh.metadata() or {})
     return LoadedModel(version, version.config, tensors, metadata)

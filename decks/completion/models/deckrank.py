@@ -46,7 +46,7 @@ import torch
 
 from decks.completion.models.baselines import DeckBuilder, TunedVoteBaseline, VoteParams
 from decks.completion.models.deck_arrays import split_by_date
-from decks.completion.models.masking import known_from_count
+from decks.completion.models.masking import known_cards
 from decks.completion.models.example_arrays import FieldArrays
 from decks.completion.models.rank_features import (CARD_FEATURES, GROUP_COLUMNS, GROUP_FEATURES,
                                                    LEGACY_SLOT_FEATURES, SLOT_FEATURES, BoardSlots, Groups, RankParams,
@@ -95,9 +95,7 @@ def board_examples(vote, index: SlotIndex, decks, rows, Ks, popularity: np.ndarr
     Kout = np.zeros(E, np.int64)
     for i, d in enumerate(rows):
         K = int(Ks[i % len(Ks)])
-        row = np.asarray(decks.main[d], dtype=np.int64)
-        f = int(decks.fmt[d])
-        known = row[known_from_count(row, K, popularity, np.random.default_rng([seed, K, int(d)]))]
+        row, known, f = known_cards(decks, d, K, popularity, seed)
         b = DeckBuilder(fit, f, known, [])
         if board == 1:
             nrows, w = vote.neighbours(b.main, f)

@@ -34,7 +34,7 @@ from torch import nn
 
 from decks.completion.models.baselines import DeckBuilder
 from decks.completion.models.example_arrays import FieldArrays
-from decks.completion.models.masking import known_from_count
+from decks.completion.models.masking import known_cards
 from decks.completion.models.rank_features import (SLOT_FEATURES, BoardSlots, RankParams, SlotIndex, board_slots,
                                                    slot_targets)
 from decks.completion.models.rank_model import RankerConfig, SlotRanker, fill_scored, score_slots, train_ranker
@@ -205,9 +205,7 @@ def main_examples(completer, index: SlotIndex, land: np.ndarray, decks, rows, Ks
     fit = completer.vote.fitted
     for i, d in enumerate(rows):
         K = int(Ks[i % len(Ks)])
-        row = np.asarray(decks.main[d], dtype=np.int64)
-        f = int(decks.fmt[d])
-        known = row[known_from_count(row, K, popularity, np.random.default_rng([seed, K, int(d)]))]
+        row, known, f = known_cards(decks, d, K, popularity, seed)
         b = DeckBuilder(fit, f, known, [])
         cards, counts = np.unique(np.asarray(b.main, np.int64), return_counts=True)
         nb, wide = completer.index.neighbour_sets(cards, counts, f, None, completer.params)

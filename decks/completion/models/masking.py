@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAIN_RANGES", "sample_main_known", "sample_side_known", "known_from_count", "batch_masks",
+__all__ = ["MAIN_RANGES", "sample_main_known", "sample_side_known", "known_from_count", "known_cards", "batch_masks",
            "sample_main_mask", "sample_side_mask"]
 
 MAIN_RANGES = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 59))
@@ -92,6 +92,13 @@ def batch_masks(rows: np.ndarray, popularity: np.ndarray, rng: np.random.Generat
 def known_from_count(row: np.ndarray, k: int, popularity: np.ndarray, rng: np.random.Generator, **kw) -> np.ndarray:
     """Known mask for one deck part with exactly ``k`` known slots (evaluation at a fixed K)."""
     return batch_masks(np.asarray(row)[None], popularity, rng, k=k, **kw)[0]
+
+
+def known_cards(decks, d: int, K: int, popularity: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(deck row ``d``'s main cards, the K of them known, its format): the evaluation's masking rule with the deck's
+    own generator (seeded by ``seed``, K and the row), as the rankers' training examples draw them."""
+    row = np.asarray(decks.main[d], dtype=np.int64)
+    return row, row[known_from_count(row, K, popularity, np.random.default_rng([seed, K, int(d)]))], int(decks.fmt[d])
 
 
 def sample_main_known(main_row: np.ndarray, popularity: np.ndarray, rng: np.random.Generator, **kw) -> np.ndarray:

@@ -30,13 +30,18 @@ class Command(BaseCommand):
                             help="with --export --kind: also ship this version of the kind as the one the published "
                                  "held-out figures come from (a dated split; the active one is then a refit on every "
                                  "deck); registered on setup, never activated")
+        parser.add_argument("--half", action="store_true",
+                            help="with --figures: store the figures version's float tensors as float16 (cast back to "
+                                 "float32 on load) to keep ml/weights under its size budget")
         parser.add_argument("--no-train", action="store_true", help="never train a quick model when one is missing")
 
-    def handle(self, *args, export=False, no_train=False, kind=None, figures=None, **opts):
+    def handle(self, *args, export=False, no_train=False, kind=None, figures=None, half=False, **opts):
         if kind and not export:
             raise CommandError("--kind goes with --export.")
         if figures is not None and not kind:
             raise CommandError("--figures goes with --export --kind.")
+        if half and figures is None:
+            raise CommandError("--half goes with --figures.")
         if export:
             if kind and active_version(kind, required=False) is None:
                 raise CommandError(f"No active {kind} version to ship.")
@@ -45,7 +50,8 @@ class Command(BaseCommand):
                 figures_version = ModelVersion.objects.filter(pk=figures, kind=kind, scope="").first()
                 if figures_version is None:
                     raise CommandError(f"No {kind} version with id {figures}.")
-            entries = (export_active(kinds=(kind,), scoped_kinds=(), merge=True, figures=figures_version) if kind
+            entries = (export_active(kinds=(kind,), scoped_kinds=(), merge=True, figures=figures_version,
+                                     half=half) if kind
                        else export_active())
             for entry in entries:
                 self.stdout.write(f"shipped {entry['kind']} -> ml/weights/{entry['file']}")

@@ -110,3 +110,48 @@ def test_a_figures_version_shipped_before_keeps_its_own_weights_when_the_refit_s
     call_command("register_models", no_train=True, stdout=out)
     assert "does not match" not in out.getvalue()
     assert ModelVersion.objects.filter(kind="deck_masked", active=False, weights_sha256=dated_sha).exists()
+
+
+def test_a_figures_version_shipped_at_half_size_loads_back_as_float32(tiny_corpus, weights_dir):
+    """--half: the figures version's float tensors are shipped as float16 (the weight budget of ml/weights), its
+    manifest checksum is the float16 file's, setup registers it (inactive) and loading casts it back to float32:
+    the dated version's weights rounded to float16, which the completer runs on."""
+    import torch
+    from safetensors.torch import load_file
+
+    from decks.completion.completers import build_masked_completer, figures_versions
+    from ml.registry import load_version, sha256_file
+    from tests.decks.completion.conftest import train
+
+    train("deck_masked", preset="quick", split_date="2026-06-01")
+    dated = ModelVersion.objects.get(kind="deck_masked", active=True)
+    train("deck_masked", preset="quick", split_date="latest")
+    with pytest.raises(Exception, match="--half goes with --figures"):
+        call_command("register_models", export=True, kind="deck_masked", half=True, stdout=io.StringIO())
+    call_command("register_models", export=True, kind="deck_masked", figures=dated.pk, half=True,
+                 stdout=io.StringIO())
+    files = {e["file"]: e for e in defaults.shipped()}
+    entry = files["deck_masked.figures.safetensors"]
+    assert entry["config"]["storage"] == "float16" and entry["config"]["role"] == "figures"
+    assert "storage" not in files["deck_masked.safetensors"]["config"]
+    path = weights_dir / "deck_masked.figures.safetensors"
+    assert sha256_file(path) == entry["sha256"] != dated.weights_sha256
+    stored = load_file(str(path))
+    assert all(t.dtype == torch.float16 for t in stored.values() if t.is_floating_point())
+    original = load_version(dated).tensors
+
+    TrainingRun.objects.all().delete()
+    ModelVersion.objects.filter(kind="deck_masked").delete()
+    out = io.StringIO()
+    call_command("register_models", no_train=True, stdout=out)
+    assert "does not match" not in out.getvalue()
+    figures, _ = figures_versions()
+    assert figures is not None and not figures.active and figures.config["split_date"] == "2026-06-01"
+    loaded = load_version(figures).tensors
+    assert set(loaded) == set(original)
+    for name, tensor in loaded.items():
+        if original[name].is_floating_point():
+            assert tensor.dtype == torch.float32
+            assert torch.equal(tensor, original[name].to(torch.float16).float())
+    completer = build_masked_completer(version=figures, split_date="2026-06-01", rank=False)
+    assert completer.version == figures

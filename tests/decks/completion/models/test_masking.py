@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from decks.completion.models.masking import (MAIN_RANGES, batch_masks, known_from_count, sample_main_known,
-                                  sample_side_known)
+from decks.completion.models.masking import (MAIN_RANGES, batch_masks, known_cards, known_from_count,
+                                             sample_main_known, sample_side_known)
 
 ROW = np.repeat(np.arange(15), 4)  # 15 cards x 4 copies
 POP = np.linspace(0.001, 1.0, 15)
@@ -17,6 +17,20 @@ def _hidden_groups(known, row=ROW):
         full += h == n
         partial += 0 < h < n
     return full, partial
+
+
+def test_known_cards_is_the_rankers_draw():
+    """known_cards: the deck's K known main cards drawn as the rankers' examples always drew them (the generator
+    seeded by seed, K and the row), and its format."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(3)
+    decks = SimpleNamespace(main=[rng.permutation(ROW) for _ in range(3)], fmt=np.array([2, 0, 5]))
+    for d, K in ((0, 10), (2, 40)):
+        row, known, f = known_cards(decks, d, K, POP, seed=7)
+        expected = decks.main[d][known_from_count(decks.main[d], K, POP, np.random.default_rng([7, K, d]))]
+        assert np.array_equal(row, decks.main[d]) and np.array_equal(known, expected)
+        assert known.size == K and f == int(decks.fmt[d]) and isinstance(f, int)
 
 
 def test_exact_counts_fixed_k():
