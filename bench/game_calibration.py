@@ -55,7 +55,10 @@ SEATS = (("engine:VeryHard", "engine:Easy"), ("engine:Medium", "engine:Medium"),
 # the training side's seats: the same mix without the 2-copy ensemble (a game of it costs the CPU of five), so
 # the training games buy more decks and matchups for the same time; the held-out side keeps every seat
 TRAIN_SEATS = tuple(s for s in SEATS if not any(p.startswith("ensemble:") for p in s))
-SEED = {"train": 81000, "heldout": 91000, "limited": 95000}
+SEED = {"train": 81000, "heldout": 91000, "limited": 95000, "train_limited": 85000}
+# the deck list and the side of each kind of game: ``limited`` games are held out, ``train_limited`` trained on
+KINDS = {"train": ("train", "train"), "heldout": ("heldout", "heldout"), "limited": ("heldout_limited", "heldout"),
+         "train_limited": ("train_limited", "train")}
 
 
 class StretchPlayer:
@@ -91,18 +94,20 @@ def make(spec: str, seed: int):
 
 
 def jobs(side: str, games: int) -> list[dict]:
-    """The games of a side: ``train``, ``heldout`` (tournament decks) or ``limited`` (held-out games between two
-    drafted Limited decks; their side is ``heldout``)."""
-    decks = calibration_decks.load()["heldout_limited" if side == "limited" else side]
+    """The games of a kind (``KINDS``): ``train``, ``heldout`` (tournament decks), ``limited`` (held-out games
+    between two drafted Limited decks) or ``train_limited`` (training games between two Limited decks of other
+    pods)."""
+    deck_key, to_side = KINDS[side]
+    decks = calibration_decks.load().get(deck_key, [])
     out = []
-    table = TRAIN_SEATS if side == "train" else SEATS
+    table = TRAIN_SEATS if to_side == "train" else SEATS
     for i in range(games if len(decks) >= 2 else 0):
         rng = random.Random(SEED[side] + i)
         a, b = rng.sample(range(len(decks)), 2)
         seats = table[i % len(table)]
         if (i // len(table)) % 2:
             seats = seats[::-1]
-        out.append({"id": f"{side}-{i}", "side": "heldout" if side == "limited" else side, "seed": SEED[side] + i,
+        out.append({"id": f"{side}-{i}", "side": to_side, "seed": SEED[side] + i,
                     "seats": list(seats), "decks": [decks[a]["name"], decks[b]["name"]]})
     return out
 
@@ -218,6 +223,9 @@ def cmd_play(args) -> int:
     # the held-out side first, ``--heldout-lead`` of its games for each training game (so the held-out side reaches
     # its count early while some training games arrive to fit on), then the rest of the training games
     held, train = jobs("heldout", args.heldout), jobs("train", args.train)
+    train_limited = jobs("train_limited", args.train_limited)  # interleaved with the tournament training games
+    train = [j for pair in zip(train_limited, train) for j in pair] + train_limited[len(train):] + train[
+        len(train_limited):]
     limited = jobs("limited", args.limited)  # interleaved with the tournament decks' held-out games
     held = [j for pair in zip(held, limited) for j in pair] + held[len(limited):] + limited[len(held):]
     order = []
@@ -699,6 +707,8 @@ def main(argv=None) -> int:
     p.add_argument("--train", type=int, default=60)
     p.add_argument("--heldout", type=int, default=70)
     p.add_argument("--limited", type=int, default=0, help="held-out games between two drafted Limited decks")
+    p.add_argument("--train-limited", type=int, default=0, help="training games between two drafted Limited decks "
+                   "of other pods")
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--copies", type=int, default=2, help="honest copies a position is recorded on")
     p.add_argument("--train-copies", type=int, default=1, help="honest copies a training position is recorded on")

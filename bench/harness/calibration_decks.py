@@ -7,8 +7,8 @@
   further (older) tournament decks of each format;
 - **drafted Limited decks** (``heldout_limited``): the 40-card decks the site's deck builder made from the pools
   of the first ``LIMITED_PODS`` simulated FDN pods (bench/results/draft_games.jsonl.gz, ``bench.draft_games``),
-  held out only: no Limited deck is ever trained on, so they test the estimate on games the most unlike its
-  training.
+  held out; the decks of the next ``TRAIN_LIMITED_PODS`` pods (other pools, other decks) are on the training side
+  (``train_limited``), so the estimate learns what a 40-card game looks like without seeing a held-out deck.
 
 The decks are split once, deterministically (alternating in the corpus's order, so every format lands on both
 sides where it has two decks): ``train`` decks (with the sample decks) give the positions the calibration, the
@@ -31,12 +31,12 @@ CARD_DATA = DIR / "card-data.json"
 EXTRA_TRAIN = 6
 FORMATS = ("Pauper", "Modern", "Standard", "Pioneer", "Legacy", "Premodern", "Vintage")
 DRAFTED = ROOT / "bench" / "results" / "draft_games.jsonl.gz"
-LIMITED_PODS = 2
+LIMITED_PODS, TRAIN_LIMITED_PODS = 2, 6
 
 
-def limited_decks(path: Path = DRAFTED, pods: int = LIMITED_PODS) -> list[dict]:
-    """The decks built from the pools of the first ``pods`` simulated pods (each pod's eight seats; cards the
-    engine could not play were already left out when the pod was played)."""
+def limited_decks(path: Path = DRAFTED, pods: int = LIMITED_PODS, skip: int = 0) -> list[dict]:
+    """The decks built from the pools of ``pods`` simulated pods after the first ``skip`` (each pod's eight seats;
+    cards the engine could not play were already left out when the pod was played)."""
     import gzip
 
     if not path.exists():
@@ -44,7 +44,8 @@ def limited_decks(path: Path = DRAFTED, pods: int = LIMITED_PODS) -> list[dict]:
     out = []
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         records = [json.loads(line) for line in fh if line.strip()]
-    for rec in sorted((r for r in records if r.get("kind") == "pod"), key=lambda r: (r["set"], r["pod"]))[:pods]:
+    pods_played = sorted((r for r in records if r.get("kind") == "pod"), key=lambda r: (r["set"], r["pod"]))
+    for rec in pods_played[skip:skip + pods]:
         for seat, deck in enumerate(rec["decks"]):
             out.append({"name": f"limited_{rec['set']}_pod{rec['pod']}_seat{seat}", "format": "Limited",
                         "main": [[name, int(n)] for name, n in deck]})
@@ -82,6 +83,7 @@ def choose(per_format: int = 4, extra_train: int = EXTRA_TRAIN) -> dict:
     chosen = split(first)
     chosen["train"] = sample + chosen["train"] + extra
     chosen["heldout_limited"] = limited_decks()
+    chosen["train_limited"] = limited_decks(pods=TRAIN_LIMITED_PODS, skip=LIMITED_PODS)
     names = {n for side in chosen.values() for d in side for n, _ in d["main"]} | BASICS
     by_name = _names(records)
     save_card_data([records[by_name[n]] for n in names if n in by_name], CARD_DATA)
@@ -96,7 +98,7 @@ def load() -> dict:
     """The chosen decks (chosen now when var/calibration/decks.json is missing)."""
     if DECKS.exists() and CARD_DATA.exists():
         chosen = json.loads(DECKS.read_text(encoding="utf-8"))
-        if "heldout_limited" in chosen:  # (a file chosen before the Limited decks: chosen again)
+        if "train_limited" in chosen:  # (a file chosen before the Limited decks: chosen again)
             return chosen
     return choose()
 

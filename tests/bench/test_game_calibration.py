@@ -36,7 +36,7 @@ def test_limited_games_are_held_out_between_two_limited_decks(monkeypatch):
 
     monkeypatch.setattr(calibration_decks, "load", lambda: {
         "train": [deck(f"t{i}") for i in range(6)], "heldout": [deck(f"h{i}") for i in range(4)],
-        "heldout_limited": [deck(f"l{i}") for i in range(4)]})
+        "heldout_limited": [deck(f"l{i}") for i in range(4)], "train_limited": [deck(f"m{i}") for i in range(4)]})
     limited = gc.jobs("limited", 30)
     assert len(limited) == 30 and len({j["id"] for j in limited}) == 30
     assert all(j["side"] == "heldout" and j["id"].startswith("limited-") for j in limited)
@@ -45,3 +45,17 @@ def test_limited_games_are_held_out_between_two_limited_decks(monkeypatch):
     train = gc.jobs("train", 30)
     assert all(not any(p.startswith("ensemble:") for p in j["seats"]) for j in train)
     assert all(set(j["decks"]) <= {f"t{i}" for i in range(6)} for j in train)
+    trained = gc.jobs("train_limited", 10)
+    assert all(j["side"] == "train" and set(j["decks"]) <= {f"m{i}" for i in range(4)} for j in trained)
+    assert not {d for j in trained for d in j["decks"]} & {d for j in limited for d in j["decks"]}
+
+
+def test_limited_training_decks_come_from_other_pods(tmp_path):
+    path = tmp_path / "draft_games.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for p in range(5):
+            fh.write(json.dumps({"kind": "pod", "set": "FDN", "pod": p, "decks": [[["Plains", 40]]] * 2}) + "\n")
+    held = calibration_decks.limited_decks(path, pods=2)
+    train = calibration_decks.limited_decks(path, pods=6, skip=2)
+    assert [d["name"] for d in train] == [f"limited_FDN_pod{p}_seat{s}" for p in (2, 3, 4) for s in range(2)]
+    assert not {d["name"] for d in held} & {d["name"] for d in train}
