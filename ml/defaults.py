@@ -81,8 +81,8 @@ def _write_half(source: Path, target: Path, version: ModelVersion) -> str:
     """Write ``source``'s tensors to ``target`` with the float ones as float16 (the others as they are); the new
     file's checksum. Refuses a source that is not the version's weights, or a copy that does not read back as them."""
     import torch  # noqa: PLC0415 torch: kept off Django start-up
-    from safetensors import safe_open  # noqa: PLC0415
-    from safetensors.torch import load_file, save_file  # noqa: PLC0415
+    from safetensors import safe_open  # noqa: PLC0415 with torch: kept off Django start-up
+    from safetensors.torch import load_file, save_file  # noqa: PLC0415 with torch: kept off Django start-up
 
     if sha256_file(source) != version.weights_sha256:
         raise RuntimeError(f"{source} does not hold {version.kind} v{version.version}'s weights (checksum mismatch)")
